@@ -1,0 +1,105 @@
+#include "checkers/checker.h"
+
+#include "core/printer.h"
+
+namespace qvet {
+
+void DiagnosticSink::add(Diagnostic d, uint32_t ctx) {
+  Loc rel = d.related.empty() ? Loc{} : d.related[0].loc;
+  auto key = std::make_tuple(d.rule, d.loc, rel);
+  auto it = index_.find(key);
+  if (it == index_.end()) {
+    index_[key] = entries_.size();
+    entries_.push_back({std::move(d), {ctx}, 1});
+    return;
+  }
+  Entry& e = entries_[it->second];
+  ++e.count;
+  if (e.ctxs.size() < 16 && std::find(e.ctxs.begin(), e.ctxs.end(), ctx) == e.ctxs.end()) e.ctxs.push_back(ctx);
+}
+
+std::vector<Diagnostic> DiagnosticSink::take() {
+  std::vector<Diagnostic> out;
+  for (Entry& e : entries_) {
+    bool top = e.ctxs.size() == 1 && e.ctxs[0] == 0;
+    if (!top) {
+      std::string where;
+      size_t shown = std::min<size_t>(e.ctxs.size(), 4);
+      for (size_t i = 0; i < shown; ++i) where += (i ? "; " : "") + (e.ctxs[i] ? t_.describe(e.ctxs[i]) : std::string("top level"));
+      if (e.count > shown) where += "; ... (" + std::to_string(e.count) + " times in all)";
+      e.d.notes.push_back({{}, "holds for " + where});
+    } else if (e.count > 1) {
+      e.d.notes.push_back({{}, "found " + std::to_string(e.count) + " times"});
+    }
+    out.push_back(std::move(e.d));
+  }
+  sort_diagnostics(out);
+  return out;
+}
+
+std::string CheckContext::what(EventRef ev) const {
+  if (ev.host) {
+    const HostEvent& h = t.host[ev.id];
+    switch (h.op) {
+      case HostOp::Read: return "host `read`";
+      case HostOp::Write: return "host `write`";
+      case HostOp::Wait: return "host `wait " + p.signals[h.signal].name + " >= " + i128_to_string(h.value) + "`";
+      case HostOp::Signal: return "host `signal " + p.signals[h.signal].name + " = " + i128_to_string(h.value) + "`";
+      case HostOp::Free: return "`free " + p.object_name(h.object) + "`";
+      case HostOp::Alloc: return "`alloc " + p.object_name(h.object) + "`";
+      case HostOp::Submit: return "`submit " + p.queues[h.queue].name + "`";
+    }
+  }
+  const TraceCmd& c = t.cmds[ev.id];
+  std::string s;
+  switch (c.op) {
+    case CmdOp::Exec: s = "exec " + p.kernels[c.kernel]; break;
+    case CmdOp::Wait: s = "wait " + p.signals[c.signal].name + " >= " + i128_to_string(c.value); break;
+    case CmdOp::Signal: s = "signal " + p.signals[c.signal].name + " = " + i128_to_string(c.value); break;
+    case CmdOp::Timestamp: s = "timestamp " + p.signals[c.signal].name; break;
+    default: s = cmd_op_name(c.op);
+  }
+  return "`" + s + "` on " + p.queues[c.queue].name;
+}
+
+std::string CheckContext::signal_write_text(const SignalWrite& w) const {
+  return what(w.event) + " (line " + std::to_string(loc(w.event).line) + ")";
+}
+
+namespace {
+
+class Fanout : public EngineObserver {
+ public:
+  explicit Fanout(std::vector<std::unique_ptr<Checker>>& cs) : cs_(cs) {}
+  void on_command(uint32_t id, const Clock& s, const Clock& e) override {
+    for (auto& c : cs_) c->on_command(id, s, e);
+  }
+  void on_host(uint32_t h, const Clock& k) override {
+    for (auto& c : cs_) c->on_host(h, k);
+  }
+  void on_wait(const WaitResolution& r) override {
+    for (auto& c : cs_) c->on_wait(r);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Checker>>& cs_;
+};
+
+}  // namespace
+
+CheckResult check_trace(const Trace& t) {
+  Engine engine(t);
+  DiagnosticSink sink(t);
+  CheckContext ctx{*t.program, t, engine, sink};
+  std::vector<std::unique_ptr<Checker>> cs;
+  for (auto make : {make_race_checker, make_deadlock_checker, make_use_after_free_checker, make_free_in_flight_checker,
+                    make_peer_access_checker, make_value_width_checker, make_engine_checker, make_visibility_checker,
+                    make_signal_race_checker, make_stale_wait_checker, make_redundant_wait_checker})
+    cs.push_back(make(ctx));
+  Fanout fan(cs);
+  engine.run(fan);
+  for (auto& c : cs) c->finish();
+  return {sink.take()};
+}
+
+}  // namespace qvet

@@ -1,0 +1,83 @@
+// Checkers: one file per rule family of diagnostics.md. Each checker observes the engine's run
+// (model/engine.h) and/or reads the Trace, and files Diagnostics into a DiagnosticSink, which
+// merges findings that repeat with the same rule and locations (loop iterations) into one.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/ir.h"
+#include "model/engine.h"
+#include "model/trace.h"
+
+namespace qvet {
+
+// Collects diagnostics; one per (rule, primary location, related location).
+class DiagnosticSink {
+ public:
+  explicit DiagnosticSink(const Trace& t) : t_(t) {}
+  // `ctx`: where the finding holds (Trace context of the event reported).
+  void add(Diagnostic d, uint32_t ctx = 0);
+  // Whether a finding with these keys was already filed (its explanation need not be rebuilt).
+  bool has(const std::string& rule, Loc loc, Loc related) const { return index_.count({rule, loc, related}) != 0; }
+  std::vector<Diagnostic> take();
+
+ private:
+  struct Entry {
+    Diagnostic d;
+    std::vector<uint32_t> ctxs;
+    size_t count = 0;
+  };
+  const Trace& t_;
+  std::map<std::tuple<std::string, Loc, Loc>, size_t> index_;
+  std::vector<Entry> entries_;
+};
+
+struct CheckContext {
+  const Program& p;
+  const Trace& t;
+  const Engine& e;
+  DiagnosticSink& sink;
+
+  // "`exec gemm` on queue c0" / "host `read`", for messages.
+  std::string what(EventRef ev) const;
+  Loc loc(EventRef ev) const { return ev.host ? t.host[ev.id].loc : t.cmds[ev.id].loc; }
+  uint32_t ctx(EventRef ev) const { return ev.host ? t.host[ev.id].ctx : t.cmds[ev.id].ctx; }
+  // The agent (device index or kHostAgent) an event runs on.
+  uint32_t agent(EventRef ev) const { return ev.host ? kHostAgent : p.queues[t.cmds[ev.id].queue].device; }
+  std::string signal_write_text(const SignalWrite& w) const;
+};
+
+class Checker : public EngineObserver {
+ public:
+  explicit Checker(const CheckContext& c) : c_(c) {}
+  virtual void finish() {}
+
+ protected:
+  const CheckContext& c_;
+};
+
+// Factories, one per rule family (each defined in the file named after its rule).
+std::unique_ptr<Checker> make_race_checker(const CheckContext&);
+std::unique_ptr<Checker> make_deadlock_checker(const CheckContext&);
+std::unique_ptr<Checker> make_use_after_free_checker(const CheckContext&);
+std::unique_ptr<Checker> make_free_in_flight_checker(const CheckContext&);
+std::unique_ptr<Checker> make_peer_access_checker(const CheckContext&);
+std::unique_ptr<Checker> make_value_width_checker(const CheckContext&);
+std::unique_ptr<Checker> make_engine_checker(const CheckContext&);
+std::unique_ptr<Checker> make_visibility_checker(const CheckContext&);
+std::unique_ptr<Checker> make_signal_race_checker(const CheckContext&);
+std::unique_ptr<Checker> make_stale_wait_checker(const CheckContext&);
+std::unique_ptr<Checker> make_redundant_wait_checker(const CheckContext&);
+
+struct CheckResult {
+  std::vector<Diagnostic> diagnostics;  // sorted
+};
+
+// Runs the engine and every checker over a trace.
+CheckResult check_trace(const Trace& t);
+
+}  // namespace qvet

@@ -1,0 +1,38 @@
+// Rule `free-in-flight`: a `free` of memory that a command submitted during its lifetime may
+// still be using: the command's end does not happen before the free.
+#include "checkers/checker.h"
+
+namespace qvet {
+
+namespace {
+
+class FreeInFlightChecker : public Checker {
+ public:
+  using Checker::Checker;
+
+  void finish() override {
+    for (uint32_t h = 0; h < c_.t.host.size(); ++h) {
+      const HostEvent& e = c_.t.host[h];
+      if (e.op != HostOp::Free || !c_.e.ran({true, h})) continue;
+      const Clock* k = c_.e.host_clock_at(h);
+      for (uint32_t id : e.inflight) {
+        if (!c_.e.ran({false, id}) || c_.e.known(*k, {false, id})) continue;
+        std::string name = c_.p.object_name(e.object);
+        Diagnostic d;
+        d.rule = "free-in-flight";
+        d.loc = e.loc;
+        d.message = "'" + name + "' is freed while " + c_.what({false, id}) + " (line " + std::to_string(c_.t.cmds[id].loc.line) +
+                    ") may still use it: nothing orders the command's end before the free";
+        d.related.push_back({c_.t.cmds[id].loc, "the command that may still be running"});
+        d.fixes.push_back({"wait on the host for a signal written after the command before `free " + name + "`", e.loc, ""});
+        c_.sink.add(std::move(d), e.ctx);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> make_free_in_flight_checker(const CheckContext& c) { return std::make_unique<FreeInFlightChecker>(c); }
+
+}  // namespace qvet

@@ -1,0 +1,170 @@
+// Rule `race`: two conflicting accesses (bytes overlap, at least one writes) that no
+// happens-before edge orders: neither end(a) -> start(b) nor end(b) -> start(a).
+// The explanation names the consumer's nearest wait and why it does not order the producer,
+// and the fix: a wait on a signal the producer's queue already writes, or a new signal/wait pair.
+#include <algorithm>
+
+#include "checkers/checker.h"
+#include "checkers/shadow.h"
+#include "core/printer.h"
+
+namespace qvet {
+
+namespace {
+
+class RaceChecker : public Checker {
+ public:
+  explicit RaceChecker(const CheckContext& c) : Checker(c), shadow_(c.p.buffers.size()) {}
+
+  void on_command(uint32_t id, const Clock& start, const Clock&) override {
+    const TraceCmd& cmd = c_.t.cmds[id];
+    access_all({false, id}, cmd.acc_begin, cmd.acc_end, start);
+  }
+  void on_host(uint32_t h, const Clock& k) override {
+    const HostEvent& e = c_.t.host[h];
+    if (e.op == HostOp::Read || e.op == HostOp::Write) access_all({true, h}, e.acc_begin, e.acc_end, k);
+  }
+
+ private:
+  ShadowMemory shadow_;
+  std::vector<EventRef> reported_;  // partners already reported for the current event
+
+  void access_all(EventRef ev, uint32_t begin, uint32_t end, const Clock& k) {
+    reported_.clear();
+    for (uint32_t a = begin; a < end; ++a) {
+      const Access& acc = c_.t.accesses[a];
+      if (acc.freed_by != kNone) continue;  // use-after-free reports it; the memory may be another buffer's
+      shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
+        auto check = [&](std::vector<ShadowAccess>& list, const char* kind) {
+          for (const ShadowAccess& o : list)
+            if (o.ev != ev && !c_.e.known(k, o.ev)) report(o, {ev, a}, kind, lo, seg.hi);
+        };
+        check(seg.writers, acc.write ? "WAW" : "RAW");
+        if (acc.write) check(seg.readers, "WAR");
+        auto keep_concurrent = [&](std::vector<ShadowAccess>& list) {
+          std::erase_if(list, [&](const ShadowAccess& o) { return o.ev == ev || c_.e.known(k, o.ev); });
+        };
+        if (acc.write) {
+          keep_concurrent(seg.writers);
+          keep_concurrent(seg.readers);
+          push(seg.writers, {ev, a});
+        } else {
+          keep_concurrent(seg.readers);
+          push(seg.readers, {ev, a});
+        }
+      });
+    }
+  }
+  static void push(std::vector<ShadowAccess>& list, ShadowAccess x) {
+    if (list.size() >= ShadowMemory::kKeep) list.erase(list.begin());
+    list.push_back(x);
+  }
+
+  void report(const ShadowAccess& first, const ShadowAccess& second, const char* kind, uint64_t lo, uint64_t hi) {
+    if (std::find(reported_.begin(), reported_.end(), first.ev) != reported_.end()) return;
+    reported_.push_back(first.ev);
+    // Primary: the access submitted later; related: the earlier one.
+    ShadowAccess later = second, earlier = first;
+    if (c_.e.submit_key(first.ev) > c_.e.submit_key(second.ev)) std::swap(later, earlier);
+    const Access& la = c_.t.accesses[later.access];
+    const Access& ea = c_.t.accesses[earlier.access];
+    std::string kindname = kind;
+    // The kind reads in submission order: the earlier access first.
+    if (kindname == "RAW" && !ea.write) kindname = "WAR";
+    else if (kindname == "WAR" && ea.write) kindname = "RAW";
+    const Buffer& buf = c_.p.buffers[la.buffer];
+    Diagnostic d;
+    if (c_.sink.has("race", c_.loc(later.ev), c_.loc(earlier.ev))) {  // a repeat: count it only
+      d.rule = "race";
+      d.loc = c_.loc(later.ev);
+      d.related.push_back({c_.loc(earlier.ev), ""});
+      c_.sink.add(std::move(d), c_.ctx(later.ev));
+      return;
+    }
+    d.rule = "race";
+    d.severity = Severity::Error;
+    d.loc = c_.loc(later.ev);
+    d.message = kindname + " race on bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of '" + buf.name + "': " +
+                c_.what(later.ev) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier.ev) +
+                " (line " + std::to_string(c_.loc(earlier.ev).line) + ") may still " + (ea.write ? "write" : "read") + " them";
+    d.related.push_back({c_.loc(earlier.ev), "the earlier access: " + c_.what(earlier.ev)});
+    explain(d, earlier.ev, later.ev);
+    c_.sink.add(std::move(d), c_.ctx(later.ev));
+  }
+
+  // The last wait before `ev` on its queue (or the host's last wait before a host event).
+  EventRef nearest_wait(EventRef ev) const {
+    if (ev.host) {
+      for (uint32_t h = ev.id; h-- > 0;)
+        if (c_.t.host[h].op == HostOp::Wait) return {true, h};
+      return {};
+    }
+    const TraceCmd& c = c_.t.cmds[ev.id];
+    const auto& list = c_.t.queue_cmds[c.queue];
+    for (uint32_t i = c.index; i-- > 0;)
+      if (c_.t.cmds[list[i]].op == CmdOp::Wait) return {false, list[i]};
+    return {};
+  }
+
+  void explain(Diagnostic& d, EventRef producer, EventRef consumer) {
+    std::string cq = consumer.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[consumer.id].queue].name;
+    EventRef w = nearest_wait(consumer);
+    const WaitResolution* r = w.id != kNone ? c_.e.resolution(w) : nullptr;
+    if (!r) {
+      d.notes.push_back({{}, "nothing orders them: " + cq + " has no wait before " + c_.what(consumer) +
+                                 " that follows " + c_.what(producer)});
+    } else {
+      const auto& ws = c_.e.writes(r->signal);
+      std::string cands;
+      for (uint32_t i : r->candidates) cands += (cands.empty() ? "" : ", ") + c_.signal_write_text(ws[i]);
+      if (r->initial_candidate) cands = "the initial value " + std::to_string(c_.e.initial_value(r->signal)) + (cands.empty() ? "" : ", " + cands);
+      d.notes.push_back({c_.loc(w), "the nearest wait, " + c_.what(w) + ", can be satisfied by " + (cands.empty() ? "nothing" : cands)});
+      std::string early;
+      if (r->initial_candidate) early = "the initial value " + std::to_string(c_.e.initial_value(r->signal));
+      for (uint32_t i : r->candidates)
+        if (early.empty() && !c_.e.known(*ws[i].end, producer)) early = c_.signal_write_text(ws[i]);
+      if (!early.empty())
+        d.notes.push_back({{}, early + " satisfies it without following " + c_.what(producer) + " (a stale wait)"});
+    }
+    suggest_fix(d, producer, consumer);
+  }
+
+  void suggest_fix(Diagnostic& d, EventRef producer, EventRef consumer) {
+    std::string where = consumer.host ? "before line " + std::to_string(c_.loc(consumer).line) + " on the host"
+                                      : "before line " + std::to_string(c_.loc(consumer).line) + " on queue " +
+                                            c_.p.queues[c_.t.cmds[consumer.id].queue].name;
+    // A signal the producer's agent already writes after the producer, whose end follows it.
+    const SignalWrite* found = nullptr;
+    if (producer.host) {
+      for (uint32_t h = producer.id + 1; h < c_.t.host.size() && !found; ++h)
+        if (const SignalWrite* w = c_.e.write_of({true, h}); w && w->processed) found = w;
+    } else {
+      const TraceCmd& pc = c_.t.cmds[producer.id];
+      const auto& list = c_.t.queue_cmds[pc.queue];
+      for (size_t i = pc.index + 1; i < list.size() && !found; ++i) {
+        const SignalWrite* w = c_.e.write_of({false, list[i]});
+        if (w && w->processed && c_.e.known(*w->end, producer)) found = w;
+      }
+    }
+    if (found && !consumer.host && c_.e.known(*found->end, consumer)) found = nullptr;  // would deadlock
+    Fix f;
+    f.insert_before = c_.loc(consumer);
+    if (found) {
+      uint32_t sig = found->event.host ? c_.t.host[found->event.id].signal : c_.t.cmds[found->event.id].signal;
+      f.text = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(found->value);
+      f.description = "add `" + f.text + "` " + where + " (" + c_.signal_write_text(*found) + " follows the producer)";
+    } else {
+      std::string pq = producer.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[producer.id].queue].name;
+      f.text = "wait SIGNAL >= VALUE";
+      f.description = "add `signal SIGNAL = VALUE` after line " + std::to_string(c_.loc(producer).line) + " on " + pq +
+                      " and `wait SIGNAL >= VALUE` " + where;
+    }
+    d.fixes.push_back(f);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> make_race_checker(const CheckContext& c) { return std::make_unique<RaceChecker>(c); }
+
+}  // namespace qvet

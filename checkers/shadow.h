@@ -1,0 +1,62 @@
+// Shadow memory for the race and visibility rules: per base buffer, an interval map from byte
+// ranges to the recent accesses of those bytes. Accesses arrive in happens-before order (the
+// engine's processing order), so only accesses not yet ordered before a newer one need keeping.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "model/engine.h"
+
+namespace qvet {
+
+struct ShadowAccess {
+  EventRef ev;
+  uint32_t access;  // Trace::accesses index
+};
+
+struct ShadowSegment {
+  uint64_t hi;
+  std::vector<ShadowAccess> writers, readers;
+};
+
+class ShadowMemory {
+ public:
+  static constexpr size_t kKeep = 8;  // accesses kept per list; older concurrent ones are dropped
+  using Map = std::map<uint64_t, ShadowSegment>;  // key: segment start
+
+  explicit ShadowMemory(size_t buffers) : maps_(buffers) {}
+  // Makes segments tile [lo, hi) exactly and calls f(lo, segment) for each, in order.
+  template <class F>
+  void for_range(uint32_t buffer, uint64_t lo, uint64_t hi, F&& f) {
+    Map& m = maps_[buffer];
+    split(m, lo);
+    split(m, hi);
+    uint64_t pos = lo;
+    auto it = m.lower_bound(lo);
+    while (pos < hi) {
+      if (it == m.end() || it->first > pos) {
+        uint64_t end = it == m.end() ? hi : std::min(hi, it->first);
+        it = m.emplace_hint(it, pos, ShadowSegment{end, {}, {}});
+      }
+      f(it->first, it->second);
+      pos = it->second.hi;
+      ++it;
+    }
+  }
+
+ private:
+  static void split(Map& m, uint64_t x) {
+    auto it = m.upper_bound(x);
+    if (it == m.begin()) return;
+    --it;
+    if (it->first < x && x < it->second.hi) {
+      ShadowSegment right = it->second;
+      it->second.hi = x;
+      m.emplace(x, std::move(right));
+    }
+  }
+  std::vector<Map> maps_;
+};
+
+}  // namespace qvet

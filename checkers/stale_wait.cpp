@@ -1,0 +1,42 @@
+// Rule `stale-wait` (note): a wait that an older value can already satisfy (the initial value,
+// or a write that happens before the wait) while a newer, unordered write could satisfy it too:
+// it need not wait for the newer write, which is usually what the author meant it to do.
+#include "checkers/checker.h"
+
+namespace qvet {
+
+namespace {
+
+class StaleWaitChecker : public Checker {
+ public:
+  using Checker::Checker;
+
+  void on_wait(const WaitResolution& r) override {
+    int older = -1, newer = -1;
+
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+      if (r.candidate_known[i] && older < 0) older = int(i);
+      if (!r.candidate_known[i] && newer < 0) newer = int(i);
+    }
+    if (newer < 0 || (older < 0 && !r.initial_candidate)) return;
+    const auto& ws = c_.e.writes(r.signal);
+    const std::string& sname = c_.p.signals[r.signal].name;
+    Diagnostic d;
+    d.rule = "stale-wait";
+    d.severity = Severity::Note;
+    d.loc = c_.loc(r.wait);
+    std::string old_text = older >= 0 ? c_.signal_write_text(ws[r.candidates[size_t(older)]])
+                                      : "the initial value " + std::to_string(c_.e.initial_value(r.signal));
+    d.message = c_.what(r.wait) + " may already be satisfied by " + old_text + ", so it need not wait for " +
+                c_.signal_write_text(ws[r.candidates[size_t(newer)]]);
+    d.related.push_back({older >= 0 ? c_.loc(ws[r.candidates[size_t(older)]].event) : c_.p.signals[r.signal].loc,
+                         older >= 0 ? "the older write" : "'" + sname + "' is declared here with its initial value"});
+    c_.sink.add(std::move(d), c_.ctx(r.wait));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> make_stale_wait_checker(const CheckContext& c) { return std::make_unique<StaleWaitChecker>(c); }
+
+}  // namespace qvet

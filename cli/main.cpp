@@ -1,0 +1,276 @@
+// qvet: the command-line front end. Parses arguments, loads programs, runs the checkers and
+// renders diagnostics; exit codes follow diagnostics.md (0 clean, 1 errors, 2 bad input or
+// usage, 3 internal failure). No exception or crash escapes main.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkers/checker.h"
+#include "cli/gen.h"
+#include "core/expect.h"
+#include "core/json_io.h"
+#include "core/parser.h"
+#include "core/printer.h"
+#include "model/graph.h"
+
+using namespace qvet;
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+const char* kUsage =
+    "usage: qvet COMMAND [options] FILE...\n"
+    "\n"
+    "Checks GPU command-queue programs (.hcq or qvet JSON) against the device-semantics model.\n"
+    "\n"
+    "commands:\n"
+    "  check     report races, deadlocks, lifetime, peer, width, engine and visibility findings\n"
+    "  print     print the canonical .hcq form, or the IR as JSON (--format json)\n"
+    "  graph     print the happens-before graph as Graphviz DOT\n"
+    "  gen       write a deterministic synthetic program (for benchmarks)\n"
+    "  version   print the version\n"
+    "  help      print this help, or `qvet help COMMAND`\n"
+    "\n"
+    "exit codes: 0 no error, 1 errors found (or --expect mismatch), 2 invalid input or usage, 3 internal failure\n";
+
+const char* kCheckHelp =
+    "usage: qvet check [options] FILE...\n"
+    "\n"
+    "  --format text|json|sarif   output format (default text)\n"
+    "  --expect                   compare findings with the file's `# expect:` lines; exit 0 exactly when they match\n"
+    "  --werror                   warnings count as errors for the exit code\n"
+    "  --param NAME=VALUE         bind a param (repeatable); unbound params take their smallest admissible value\n"
+    "  FILE may be `-` for standard input.\n";
+
+const char* kPrintHelp =
+    "usage: qvet print [--format hcq|json] FILE\n"
+    "\n"
+    "  Prints the program in canonical .hcq form (default) or as qvet's JSON IR (docs/json.md).\n";
+
+const char* kGraphHelp =
+    "usage: qvet graph [--around LINE] [--radius N] [--param NAME=VALUE] FILE\n"
+    "\n"
+    "  Prints the happens-before graph as DOT: one cluster per queue, program order solid,\n"
+    "  signal->wait edges dashed, races red. --around keeps only events within --radius hops\n"
+    "  (default 3) of the commands on LINE.\n";
+
+struct UsageError {
+  std::string message;
+};
+
+struct Args {
+  std::vector<std::string> files;
+  std::string format;
+  bool expect = false, werror = false;
+  std::vector<std::pair<std::string, i128>> params;
+  uint32_t around = 0;
+  int radius = 3;
+  bool help = false;
+};
+
+i128 parse_number(const std::string& s, const std::string& what) {
+  try {
+    std::vector<Token> toks = lex_line(s, 0, 1);
+    if (toks.size() == 2 && toks[0].kind == Tok::Int) return toks[0].value;
+  } catch (const InputError&) {
+  }
+  throw UsageError{what + " needs an integer, got '" + s + "'"};
+}
+
+Args parse_args(int argc, char** argv, int start) {
+  Args a;
+  for (int i = start; i < argc; ++i) {
+    std::string s = argv[i];
+    auto value = [&](const std::string& flag) -> std::string {
+      auto eq = s.find('=');
+      if (eq != std::string::npos && s.rfind("--", 0) == 0 && s.substr(0, eq) == flag) return s.substr(eq + 1);
+      if (i + 1 >= argc) throw UsageError{flag + " needs a value"};
+      return argv[++i];
+    };
+    auto is = [&](const char* flag) { return s == flag || s.rfind(std::string(flag) + "=", 0) == 0; };
+    if (s == "--help" || s == "-h") a.help = true;
+    else if (is("--format")) a.format = value("--format");
+    else if (s == "--expect") a.expect = true;
+    else if (s == "--werror") a.werror = true;
+    else if (is("--param")) {
+      std::string v = value("--param");
+      auto eq = v.find('=');
+      if (eq == std::string::npos) throw UsageError{"--param needs NAME=VALUE"};
+      a.params.push_back({v.substr(0, eq), parse_number(v.substr(eq + 1), "--param " + v.substr(0, eq))});
+    } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
+    else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
+    else if (s.size() > 1 && s[0] == '-') throw UsageError{"unknown option '" + s + "'"};
+    else a.files.push_back(s);
+  }
+  return a;
+}
+
+int report_input_error(const Diagnostic& d, const SourceSet& src) {
+  std::cerr << render_text({d}, src);
+  return 2;
+}
+
+// Loads and elaborates one file; prints the error and returns false on invalid input.
+struct Loaded {
+  Program program;
+  Trace trace;
+};
+std::optional<Loaded> load(SourceSet& src, const std::string& file, const Args& a, int& rc) {
+  LoadResult r = load_program(src, file);
+  if (!r.program) {
+    rc = report_input_error(*r.error, src);
+    return std::nullopt;
+  }
+  Loaded l{std::move(*r.program), {}};
+  try {
+    std::vector<i128> binding = bind_params(l.program, a.params);
+    std::string bound;
+    for (size_t v = 0; v < l.program.vars.size(); ++v)
+      if (l.program.vars[v].kind == Var::Param &&
+          std::none_of(a.params.begin(), a.params.end(), [&](auto& p) { return p.first == l.program.vars[v].name; }))
+        bound += (bound.empty() ? "" : ", ") + l.program.vars[v].name + " = " + i128_to_string(binding[v]);
+    if (!bound.empty())
+      std::cerr << src.name(l.program.file) << ": note: checked with " << bound
+                << " (the smallest admissible values; bind others with --param)\n";
+    l.trace = elaborate(l.program, binding);
+  } catch (const InputError& e) {
+    Diagnostic d = input_diagnostic(e);
+    if (!d.loc.file) d.loc.file = l.program.file;
+    rc = report_input_error(d, src);
+    return std::nullopt;
+  }
+  l.trace.program = &l.program;
+  return l;
+}
+
+int cmd_check(const Args& a) {
+  if (a.help) return std::cout << kCheckHelp, 0;
+  if (a.files.empty()) throw UsageError{"check needs a FILE"};
+  std::string fmt = a.format.empty() ? "text" : a.format;
+  if (fmt != "text" && fmt != "json" && fmt != "sarif") throw UsageError{"unknown --format '" + fmt + "' (text, json or sarif)"};
+  int worst = 0;
+  SourceSet src;
+  std::vector<Diagnostic> all;
+  for (const std::string& file : a.files) {
+    int rc = 0;
+    auto l = load(src, file, a, rc);
+    if (!l) {
+      worst = std::max(worst, rc);
+      continue;
+    }
+    l->trace.program = &l->program;
+    CheckResult res = check_trace(l->trace);
+    if (a.expect) {
+      ExpectOutcome o = match_expectations(l->program.expects, res.diagnostics, src);
+      if (l->program.expects.empty()) {
+        std::cerr << src.name(l->program.file) << ": error: --expect needs at least one '# expect:' line\n";
+        worst = std::max(worst, 2);
+        continue;
+      }
+      if (o.ok) {
+        std::cout << "PASS " << src.name(l->program.file) << "\n";
+      } else {
+        std::cout << "FAIL " << src.name(l->program.file) << "\n";
+        for (auto& pr : o.problems) std::cout << "  " << pr << "\n";
+        worst = std::max(worst, 1);
+      }
+      continue;
+    }
+    for (auto& d : res.diagnostics) {
+      if (d.severity == Severity::Error || (a.werror && d.severity == Severity::Warning)) worst = std::max(worst, 1);
+      all.push_back(std::move(d));
+    }
+  }
+  if (a.expect) return worst;
+  if (fmt == "json") std::cout << render_json(all, src);
+  else if (fmt == "sarif") std::cout << render_sarif(all, src);
+  else {
+    std::cout << render_text(all, src);
+    int e = 0, w = 0, n = 0;
+    for (auto& d : all) (d.severity == Severity::Error ? e : d.severity == Severity::Warning ? w : n)++;
+    if (worst < 2)
+      std::cout << "qvet: " << e << " error(s), " << w << " warning(s), " << n << " note(s)\n";
+  }
+  return worst;
+}
+
+int cmd_print(const Args& a) {
+  if (a.help) return std::cout << kPrintHelp, 0;
+  if (a.files.size() != 1) throw UsageError{"print needs exactly one FILE"};
+  std::string fmt = a.format.empty() ? "hcq" : a.format;
+  if (fmt != "hcq" && fmt != "json") throw UsageError{"unknown --format '" + fmt + "' (hcq or json)"};
+  SourceSet src;
+  LoadResult r = load_program(src, a.files[0]);
+  if (!r.program) return report_input_error(*r.error, src);
+  std::cout << (fmt == "json" ? write_json_program(*r.program, src) : print_program(*r.program));
+  return 0;
+}
+
+int cmd_graph(const Args& a) {
+  if (a.help) return std::cout << kGraphHelp, 0;
+  if (a.files.size() != 1) throw UsageError{"graph needs exactly one FILE"};
+  SourceSet src;
+  int rc = 0;
+  auto l = load(src, a.files[0], a, rc);
+  if (!l) return rc;
+  l->trace.program = &l->program;
+  CheckResult res = check_trace(l->trace);
+  std::vector<std::pair<Loc, Loc>> races;
+  for (auto& d : res.diagnostics)
+    if (d.rule == "race" && !d.related.empty()) races.push_back({d.loc, d.related[0].loc});
+  Engine e(l->trace);
+  EngineObserver none;
+  e.run(none);
+  std::cout << happens_before_dot(e, races, {a.around, a.radius});
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  if (argc < 2) return std::cerr << kUsage, 2;
+  std::string cmd = argv[1];
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    std::string topic = argc > 2 ? argv[2] : "";
+    if (topic == "check") std::cout << kCheckHelp;
+    else if (topic == "print") std::cout << kPrintHelp;
+    else if (topic == "graph") std::cout << kGraphHelp;
+    else if (topic == "gen") std::cout << gen_help();
+    else std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "version" || cmd == "--version") return std::cout << "qvet " << kVersion << "\n", 0;
+  if (cmd == "gen") return run_gen(argc, argv);
+  Args a = parse_args(argc, argv, 2);
+  if (cmd == "check") return cmd_check(a);
+  if (cmd == "print") return cmd_print(a);
+  if (cmd == "graph") return cmd_graph(a);
+  throw UsageError{"unknown command '" + cmd + "'"};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "qvet: error: " << e.message << "\n(see `qvet help`)\n";
+    return 2;
+  } catch (const GenUsageError& e) {
+    std::cerr << "qvet gen: error: " << e.what() << "\n(see `qvet help gen`)\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "qvet: internal error: out of memory\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "qvet: internal error: " << e.what() << "\n";
+    return 3;
+  } catch (...) {
+    std::cerr << "qvet: internal error\n";
+    return 3;
+  }
+}

@@ -1,0 +1,186 @@
+#include "core/diagnostic.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace qvet {
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::Note: return "note";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+  }
+  return "error";
+}
+
+const std::vector<RuleInfo>& all_rules() {
+  static const std::vector<RuleInfo> rules = {
+      {"race", Severity::Error, "Two conflicting accesses (RAW, WAR or WAW) are concurrent."},
+      {"deadlock", Severity::Error, "A wait can never be satisfied, or waits form a cycle."},
+      {"use-after-free", Severity::Error, "A command may access a buffer after its free (or before its alloc)."},
+      {"free-in-flight", Severity::Error, "A buffer is freed while a command that accesses it may still run."},
+      {"peer-access", Severity::Error, "A device touches memory of another device that is not mapped into it."},
+      {"value-width", Severity::Error, "A wait or signal value does not fit the operation's width."},
+      {"engine", Severity::Error, "A command its queue's engine cannot run (exec or memory_barrier on a copy queue)."},
+      {"visibility", Severity::Warning, "An ordered read may see stale data: the profile needs a memory_barrier that is missing."},
+      {"signal-race", Severity::Warning, "Two writes of different values to one signal are concurrent."},
+      {"stale-wait", Severity::Note, "A wait may already be satisfied by an older value while a newer unordered write could also satisfy it."},
+      {"redundant-wait", Severity::Note, "A wait that adds no ordering: its condition already holds through ordering the queue has."},
+  };
+  return rules;
+}
+
+const RuleInfo* find_rule(std::string_view id) {
+  for (auto& r : all_rules())
+    if (id == r.id) return &r;
+  return nullptr;
+}
+
+void sort_diagnostics(std::vector<Diagnostic>& ds) {
+  std::stable_sort(ds.begin(), ds.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    if (a.loc != b.loc) return a.loc < b.loc;
+    if (a.rule != b.rule) return a.rule < b.rule;
+    Loc ra = a.related.empty() ? Loc{} : a.related[0].loc, rb = b.related.empty() ? Loc{} : b.related[0].loc;
+    if (ra != rb) return ra < rb;
+    return a.message < b.message;
+  });
+}
+
+std::string format_loc(const Loc& loc, const SourceSet& src) {
+  std::string s = src.name(loc.file);
+  if (s.empty()) s = "<input>";
+  if (loc.line) s += ":" + std::to_string(loc.line);
+  if (loc.line && loc.col) s += ":" + std::to_string(loc.col);
+  return s;
+}
+
+namespace {
+
+void quote_line(std::string& out, const Loc& loc, const SourceSet& src) {
+  if (!loc.valid()) return;
+  std::string_view line = src.line(loc.file, loc.line);
+  if (line.empty()) return;
+  constexpr size_t kMax = 200;  // never echo a 2 MB line
+  size_t col = loc.col ? loc.col - 1 : 0;
+  size_t start = col > kMax / 2 && line.size() > kMax ? col - kMax / 2 : 0;
+  std::string_view shown = line.substr(start, kMax);
+  out += "  ";
+  for (char c : shown) out += (c == '\t' ? ' ' : (c >= 32 && c < 127 ? c : '?'));
+  out += "\n";
+  if (loc.col) out += "  " + std::string(col - start, ' ') + "^\n";
+}
+
+}  // namespace
+
+std::string render_text(const std::vector<Diagnostic>& ds, const SourceSet& src) {
+  std::string out;
+  for (const Diagnostic& d : ds) {
+    out += format_loc(d.loc, src) + ": " + severity_name(d.severity) + ": " + d.message;
+    if (d.rule != "input") out += " [" + d.rule + "]";
+    out += "\n";
+    quote_line(out, d.loc, src);
+    for (const Related& r : d.related) {
+      out += (r.loc.valid() ? format_loc(r.loc, src) + ": " : std::string()) + "note: " + r.message + "\n";
+      quote_line(out, r.loc, src);
+    }
+    for (const Related& n : d.notes)
+      out += (n.loc.valid() ? format_loc(n.loc, src) + ": " : std::string()) + "note: " + n.message + "\n";
+    for (const Fix& f : d.fixes) {
+      out += "  fix: " + f.description + "\n";
+    }
+  }
+  return out;
+}
+
+namespace {
+
+nlohmann::ordered_json loc_json(const Loc& l, const SourceSet& src) {
+  nlohmann::ordered_json j;
+  j["file"] = src.name(l.file);
+  j["line"] = l.line;
+  j["column"] = l.col;
+  return j;
+}
+
+std::string summary_counts(const std::vector<Diagnostic>& ds, int& e, int& w, int& n) {
+  e = w = n = 0;
+  for (auto& d : ds) (d.severity == Severity::Error ? e : d.severity == Severity::Warning ? w : n)++;
+  return {};
+}
+
+}  // namespace
+
+std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src) {
+  nlohmann::ordered_json out;
+  out["version"] = 1;
+  auto& arr = out["diagnostics"] = nlohmann::ordered_json::array();
+  for (const Diagnostic& d : ds) {
+    nlohmann::ordered_json j;
+    j["rule"] = d.rule;
+    j["severity"] = severity_name(d.severity);
+    j["message"] = d.message;
+    j["location"] = loc_json(d.loc, src);
+    j["related"] = nlohmann::ordered_json::array();
+    for (auto& r : d.related) j["related"].push_back({{"location", loc_json(r.loc, src)}, {"message", r.message}});
+    j["notes"] = nlohmann::ordered_json::array();
+    for (auto& r : d.notes) {
+      nlohmann::ordered_json nj{{"message", r.message}};
+      if (r.loc.valid()) nj["location"] = loc_json(r.loc, src);
+      j["notes"].push_back(nj);
+    }
+    j["fixes"] = nlohmann::ordered_json::array();
+    for (auto& f : d.fixes) {
+      nlohmann::ordered_json fj{{"description", f.description}, {"text", f.text}};
+      if (f.insert_before.valid()) fj["insert_before"] = loc_json(f.insert_before, src);
+      j["fixes"].push_back(fj);
+    }
+    arr.push_back(std::move(j));
+  }
+  int e, w, n;
+  summary_counts(ds, e, w, n);
+  out["summary"] = {{"errors", e}, {"warnings", w}, {"notes", n}};
+  return out.dump(2) + "\n";
+}
+
+std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src) {
+  using J = nlohmann::ordered_json;
+  auto level = [](Severity s) { return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note"; };
+  auto phys = [&](const Loc& l) {
+    J region{{"startLine", l.line ? l.line : 1}};
+    if (l.col) region["startColumn"] = l.col;
+    std::string uri = src.name(l.file);
+    if (uri.rfind("./", 0) == 0) uri = uri.substr(2);
+    return J{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}, {"region", region}}}};
+  };
+  J rules = J::array();
+  for (auto& r : all_rules())
+    rules.push_back({{"id", r.id},
+                     {"shortDescription", {{"text", r.summary}}},
+                     {"fullDescription", {{"text", r.summary}}},
+                     {"defaultConfiguration", {{"level", level(r.severity)}}}});
+  J results = J::array();
+  for (const Diagnostic& d : ds) {
+    J r{{"ruleId", d.rule}, {"level", level(d.severity)}, {"message", {{"text", d.message}}}};
+    if (auto* info = find_rule(d.rule)) r["ruleIndex"] = int(info - all_rules().data());
+    r["locations"] = J::array({phys(d.loc)});
+    J rel = J::array();
+    int id = 0;
+    for (auto& x : d.related) {
+      if (!x.loc.valid()) continue;
+      J l = phys(x.loc);
+      l["id"] = id++;
+      l["message"] = {{"text", x.message}};
+      rel.push_back(l);
+    }
+    if (!rel.empty()) r["relatedLocations"] = rel;
+    results.push_back(std::move(r));
+  }
+  J run{{"tool", {{"driver", {{"name", "qvet"}, {"informationUri", "https://example.invalid/qvet"},
+                              {"version", "0.1.0"}, {"rules", rules}}}}},
+        {"results", results}};
+  J out{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", J::array({run})}};
+  return out.dump(2) + "\n";
+}
+
+}  // namespace qvet

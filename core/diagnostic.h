@@ -1,0 +1,54 @@
+// Diagnostics: one value type for every finding and every input error, rendered as
+// clang-style text, JSON or SARIF 2.1.0. Renderers are pure functions of their inputs, so the
+// same diagnostics give byte-identical output.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/source.h"
+
+namespace qvet {
+
+enum class Severity { Note, Warning, Error };
+const char* severity_name(Severity s);
+
+// One rule of diagnostics.md: stable id, default severity, one-line description.
+struct RuleInfo {
+  const char* id;
+  Severity severity;
+  const char* summary;
+};
+const std::vector<RuleInfo>& all_rules();
+const RuleInfo* find_rule(std::string_view id);
+
+struct Related {
+  Loc loc;
+  std::string message;
+};
+
+struct Fix {
+  std::string description;  // "add `wait tl >= 3` before line 12 on queue c1"
+  Loc insert_before;        // where the text goes (the line before which to insert); may be invalid
+  std::string text;         // the .hcq text to insert, one or more lines
+};
+
+struct Diagnostic {
+  std::string rule;  // a RuleInfo id, or "input" for invalid input
+  Severity severity = Severity::Error;
+  std::string message;
+  Loc loc;
+  std::vector<Related> related;  // related[0] is the rule's "related location", if any
+  std::vector<Related> notes;    // explanation lines; a note may have no location
+  std::vector<Fix> fixes;
+};
+
+// Order used for output: by primary location, then rule, then message.
+void sort_diagnostics(std::vector<Diagnostic>& ds);
+
+std::string render_text(const std::vector<Diagnostic>& ds, const SourceSet& src);
+std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src);
+std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src);
+// "file:line:col" (or "file" / "file:line" when parts are unknown).
+std::string format_loc(const Loc& loc, const SourceSet& src);
+
+}  // namespace qvet

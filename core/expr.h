@@ -1,0 +1,48 @@
+// Affine integer expressions over symbolic variables (params, loop variables, command-list
+// parameters): constant + sum(coef * var). Evaluated over the integers with saturation far
+// beyond 64 bits, so "does it fit in [0, 2^64)" is always answerable.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qvet {
+
+using i128 = __int128;
+constexpr i128 kU64Max = (i128(1) << 64) - 1;
+
+i128 sat_add(i128 a, i128 b);
+i128 sat_mul(i128 a, i128 b);
+std::string i128_to_string(i128 v);
+
+// Closed interval of integers.
+struct Interval {
+  i128 lo = 0, hi = 0;
+};
+
+struct Expr {
+  i128 constant = 0;
+  std::vector<std::pair<uint32_t, i128>> terms;  // (variable id, coefficient), sorted, no zero coefficients
+
+  static Expr of(i128 c) { return Expr{c, {}}; }
+  static Expr var(uint32_t v) { return Expr{0, {{v, 1}}}; }
+  bool is_constant() const { return terms.empty(); }
+  Expr operator+(const Expr& o) const;
+  Expr operator-(const Expr& o) const;
+  Expr scaled(i128 k) const;
+  // Replaces variable `v` by expression `e` (used to substitute command-list arguments).
+  Expr substitute(uint32_t v, const Expr& e) const;
+  friend bool operator==(const Expr&, const Expr&) = default;
+};
+
+// Value for a binding: values[var] for every variable the expression uses.
+i128 evaluate(const Expr& e, const std::vector<i128>& values);
+// Exact range of an affine expression whose variables range independently over `ranges`.
+Interval bounds(const Expr& e, const std::vector<Interval>& ranges);
+// "2*i + tv - 1" using names[var]; constants in canonical form.
+std::string to_string(const Expr& e, const std::vector<std::string>& names);
+// Canonical text of an integer literal: decimal, or 2^N for large powers of two.
+std::string format_int(i128 v);
+
+}  // namespace qvet

@@ -1,0 +1,19 @@
+// qvet's JSON form of a Program (schema: docs/json.md). Writing is total; reading lowers the
+// JSON statements to .hcq statements and runs the .hcq parser over them, so both inputs obey
+// exactly the same rules and report errors at the original source line (each JSON node's "loc").
+#pragma once
+#include <string>
+
+#include "core/ir.h"
+#include "core/lexer.h"
+
+namespace qvet {
+
+// `with_locs` false leaves out every "loc" (used to compare programs structurally).
+std::string write_json_program(const Program& p, const SourceSet& src, bool with_locs = true);
+// Reads the JSON text of `file`. Throws InputError.
+Program read_json_program(SourceSet& src, uint32_t file);
+
+Expectation parse_expectation(std::string_view item, Loc loc);  // defined in parser.cpp
+
+}  // namespace qvet

@@ -1,0 +1,40 @@
+// Tokens of one .hcq line. The language is line-oriented, so the lexer works a line at a time:
+// the parser hands it a line and gets back the tokens, each with its column.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/expr.h"
+#include "core/source.h"
+
+namespace qvet {
+
+// An input error: invalid text or meaning, reported with a location and exit code 2.
+struct InputError {
+  Loc loc;
+  std::string message;
+};
+
+enum class Tok : uint8_t {
+  Ident, Int, LBracket, RBracket, Colon, Comma, Assign, Ge, Le, DotDot, Arrow,
+  LParen, RParen, LBrace, RBrace, Plus, Minus, Star, End
+};
+const char* tok_name(Tok t);
+
+struct Token {
+  Tok kind = Tok::End;
+  std::string_view text;
+  i128 value = 0;  // Int
+  Loc loc;
+};
+
+// Splits `line` (without its newline) into tokens; a comment ends the line. Throws InputError
+// for characters outside the language, integers beyond 64 bits and malformed literals.
+std::vector<Token> lex_line(std::string_view line, uint32_t file, uint32_t lineno);
+
+// Rejects input that is not text: NUL and other control bytes anywhere, non-ASCII outside
+// comments. Throws InputError at the first offending byte.
+void check_text(std::string_view text, uint32_t file);
+
+}  // namespace qvet

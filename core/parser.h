@@ -1,0 +1,38 @@
+// Reading programs: the .hcq text parser and the loader that also accepts qvet's JSON IR.
+//
+// The parser is hand-written and line-oriented (one statement per line, `{` ends a line that
+// opens a block, `}` stands alone). It resolves names and checks every static rule of
+// language.md as it goes; the first violation is an InputError naming file:line:col.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/ir.h"
+#include "core/lexer.h"
+
+namespace qvet {
+
+// Parses the text of `file` in `src`. When `line_map` is given, token locations are replaced by
+// line_map[line-1] (used for programs lowered from JSON: errors point at the original source).
+// Throws InputError.
+Program parse_hcq(const SourceSet& src, uint32_t file, const std::vector<Loc>* line_map = nullptr);
+
+struct LoadResult {
+  std::optional<Program> program;
+  std::optional<Diagnostic> error;  // set exactly when program is not
+};
+
+// Reads `path` ("-" is standard input) as .hcq text, or as JSON IR when it starts with '{'.
+LoadResult load_program(SourceSet& src, const std::string& path);
+// Same, for text already in memory.
+LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text);
+
+// An InputError as a Diagnostic (rule "input").
+Diagnostic input_diagnostic(const InputError& e);
+
+// True for words the language reserves.
+bool is_keyword(std::string_view word);
+
+}  // namespace qvet

@@ -1,0 +1,16 @@
+// The canonical .hcq form of a Program. print(parse(print(p))) == print(p), and parsing the
+// printed text gives a Program equal to p up to source locations. `# expect:` lines are not
+// printed: their line numbers refer to the original file.
+#pragma once
+#include <string>
+
+#include "core/ir.h"
+
+namespace qvet {
+
+std::string print_program(const Program& p);
+std::string print_range(const Program& p, const Range& r);
+std::string print_command(const Program& p, const Command& c);
+std::string format_size(const Expr& e, const std::vector<std::string>& names);
+
+}  // namespace qvet

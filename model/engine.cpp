@@ -1,0 +1,441 @@
+#include "model/engine.h"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/strong_components.hpp>
+#include <functional>
+#include <set>
+
+namespace qvet {
+
+
+Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.size()) {
+  qs_.resize(nq_);
+  for (uint32_t q = 0; q < nq_; ++q) {
+    qs_[q].mode = queue_mode(p_, q);
+    qs_[q].fe = qs_[q].acc = qs_[q].chain_end = Clock(nq_);
+  }
+  host_clock_ = Clock(nq_);
+  cmd_ran_.assign(t.cmds.size(), 0);
+  host_ran_.assign(t.host.size(), 0);
+  submit_clock_.resize(t.host.size());
+  cmd_write_.assign(t.cmds.size(), kNone);
+  host_write_.assign(t.host.size(), kNone);
+  cmd_resolution_.assign(t.cmds.size(), kNone);
+  host_resolution_.assign(t.host.size(), kNone);
+  queue_dead_cause_.assign(nq_, kNone);
+  writes_.resize(p_.signals.size());
+  by_agent_.resize(p_.signals.size());
+  for (size_t s = 0; s < p_.signals.size(); ++s) init_.push_back(uint64_t(evaluate(p_.signals[s].init, t.binding)));
+
+  auto agent_list = [&](uint32_t s, uint32_t agent) -> AgentWrites& {
+    for (auto& a : by_agent_[s])
+      if (a.agent == agent) return a;
+    by_agent_[s].push_back({agent, {}, {}, {}, 0});
+    return by_agent_[s].back();
+  };
+  auto add = [&](uint32_t s, EventRef e, uint32_t agent, i128 value, int width) {
+    uint32_t idx = uint32_t(writes_[s].size());
+    writes_[s].push_back({e, agent, uint64_t(value) & width_mask(width), false, nullptr});
+    agent_list(s, agent).idx.push_back(idx);
+    return idx;
+  };
+  for (uint32_t q = 0; q < nq_; ++q)
+    for (uint32_t id : t.queue_cmds[q])
+      if (t.cmds[id].op == CmdOp::Signal) cmd_write_[id] = add(t.cmds[id].signal, {false, id}, q, t.cmds[id].value, signal_width(p_, q));
+  for (uint32_t h = 0; h < t.host.size(); ++h)
+    if (t.host[h].op == HostOp::Signal) host_write_[h] = add(t.host[h].signal, {true, h}, kHostAgent, t.host[h].value, kHostWidth);
+  for (size_t s = 0; s < p_.signals.size(); ++s)
+    for (auto& a : by_agent_[s]) {
+      size_t n = a.idx.size();
+      a.suffix_max.assign(n + 1, 0);
+      a.suffix_max32.assign(n + 1, 0);
+      bool any = false;
+      for (size_t j = n; j-- > 0;) {
+        uint64_t v = writes_[s][a.idx[j]].value;
+        a.suffix_max[j] = std::max(a.suffix_max[j + 1], v);
+        a.suffix_max32[j] = std::max(a.suffix_max32[j + 1], v & 0xffffffffu);
+        any = true;
+      }
+      (void)any;
+    }
+}
+
+uint64_t Engine::word_mask(uint32_t agent, bool wait) const {
+  if (agent == kHostAgent) return width_mask(kHostWidth);
+  return width_mask(wait ? wait_width(p_, agent) : signal_width(p_, agent));
+}
+
+const WaitResolution* Engine::resolution(EventRef w) const {
+  uint32_t r = w.host ? host_resolution_[w.id] : cmd_resolution_[w.id];
+  return r == kNone ? nullptr : &resolutions_[r];
+}
+
+const Clock* Engine::host_clock_at(uint32_t h) const {
+  auto it = std::lower_bound(kept_host_clocks_.begin(), kept_host_clocks_.end(), h,
+                             [](auto& a, uint32_t b) { return a.first < b; });
+  return it != kept_host_clocks_.end() && it->first == h ? it->second.get() : nullptr;
+}
+
+bool Engine::write_dead(const SignalWrite& w) const {
+  if (w.event.host) return host_dead_;
+  const TraceCmd& c = t_.cmds[w.event.id];
+  return qs_[c.queue].dead || (host_dead_ && !host_ran_[c.submit]);
+}
+
+bool Engine::resolvable(EventRef w, uint32_t s, uint64_t v, uint64_t mask, uint32_t& blocker) const {
+  uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
+  for (const AgentWrites& aw : by_agent_[s]) {
+    if (aw.agent == own || aw.processed == aw.idx.size()) continue;  // own later writes come after it
+    const auto& sm = mask == 0xffffffffu ? aw.suffix_max32 : aw.suffix_max;
+    if (sm[aw.processed] < v) continue;
+    if (aw.agent != kHostAgent && qs_[aw.agent].dead) continue;
+    for (size_t j = aw.processed; j < aw.idx.size(); ++j) {
+      const SignalWrite& sw = writes_[s][aw.idx[j]];
+      if (w.host && !sw.event.host && t_.cmds[sw.event.id].submit > w.id) break;  // submitted after the host wait
+      if ((sw.value & mask) < v || write_dead(sw)) continue;
+      blocker = aw.agent;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
+                     EngineObserver& obs) {
+  WaitResolution r{w, s, v, mask, {}, false, {}, true};
+  bool any_known = false;
+  const auto& ws = writes_[s];
+  auto add = [&](uint32_t idx, bool known) {
+    r.candidates.push_back(idx);
+    r.candidate_known.push_back(known);
+  };
+  // The latest known write of each agent that does not satisfy the wait: it may overwrite others.
+  std::vector<uint32_t> lower_known;
+  for (const AgentWrites& aw : by_agent_[s]) {
+    size_t n = aw.processed;
+    if (n == 0) continue;
+    auto W = [&](size_t j) -> const SignalWrite& { return ws[aw.idx[j]]; };
+    auto match = [&](size_t j) { return (W(j).value & mask) >= v; };
+    bool ordered = aw.agent == kHostAgent || qs_[aw.agent].mode != Mode::Chained;
+    if (ordered) {
+      // Writes of an ordered agent are a chain, so the known ones are a prefix.
+      size_t lo = 0, hi = n;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (known(start, W(mid).event)) lo = mid + 1;
+        else hi = mid;
+      }
+      size_t kb = lo;
+      if (kb) any_known = true;
+      size_t j = kb;
+      while (j > 0 && match(j - 1)) --j;
+      if (kb && !match(kb - 1)) lower_known.push_back(aw.idx[kb - 1]);
+      if (j > 0 && j == kb) {}  // the last known write does not match
+      if (j < kb) add(aw.idx[j], true);
+      for (size_t k = kb; k < n; ++k)
+        if (match(k)) {
+          add(aw.idx[k], false);
+          break;
+        }
+    } else {
+      // A chained queue's releases may finish out of order: look at each processed write.
+      int taken = 0;
+      bool seen_lower = false;
+      for (size_t j = n; j-- > 0 && taken < 64;) {
+        bool kn = known(start, W(j).event);
+        if (kn) any_known = true;
+        if (!match(j)) {
+          if (kn && !seen_lower) lower_known.push_back(aw.idx[j]), seen_lower = true;
+          if (kn) break;
+          continue;
+        }
+        add(aw.idx[j], kn);
+        ++taken;
+      }
+    }
+  }
+  // A known candidate is overwritten when a known lower write of another agent comes after it.
+  for (size_t i = 0; i < r.candidates.size();) {
+    const SignalWrite& c = ws[r.candidates[i]];
+    bool over = false;
+    if (r.candidate_known[i])
+      for (uint32_t d : lower_known)
+        if (ws[d].agent != c.agent && known(*ws[d].end, c.event)) over = true;
+    if (over) {
+      r.candidates.erase(r.candidates.begin() + long(i));
+      r.candidate_known.erase(r.candidate_known.begin() + long(i));
+    } else {
+      ++i;
+    }
+  }
+  r.initial_candidate = (init_[s] & mask) >= v && !any_known;
+  learned = Clock(nq_);
+  if (!r.initial_candidate) {
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+      if (i == 0) learned = *ws[r.candidates[0]].end;
+      else learned.meet(*ws[r.candidates[i]].end);
+    }
+  }
+  bool ok = r.initial_candidate || !r.candidates.empty();
+  r.adds_ordering = ok && !learned.leq(start);
+  uint32_t id = uint32_t(resolutions_.size());
+  (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
+  resolutions_.push_back(std::move(r));
+  if (ok) obs.on_wait(resolutions_.back());
+  return ok;
+}
+
+void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
+  SignalWrite& w = writes_[s][index];
+  w.processed = true;
+  w.end = std::make_shared<const Clock>(end);
+  for (auto& aw : by_agent_[s])
+    if (aw.agent == w.agent) {
+      ++aw.processed;
+      break;
+    }
+}
+
+void Engine::kill_agent(uint32_t agent, uint32_t cause) {
+  if (agent == kHostAgent) {
+    host_dead_ = true;
+    host_dead_cause_ = cause;
+  } else {
+    qs_[agent].dead = true;
+    queue_dead_cause_[agent] = cause;
+  }
+}
+
+// A wait with no candidate: a deadlock of its own, or blocked behind another deadlock when the
+// writes that could satisfy it never run.
+static uint32_t no_candidate_cause(const Engine& e, const std::vector<SignalWrite>& ws, uint64_t v, uint64_t mask,
+                                   const std::vector<uint32_t>& qcause, uint32_t hcause,
+                                   const std::function<bool(const SignalWrite&)>& dead) {
+  (void)e;
+  for (const SignalWrite& w : ws)
+    if (!w.processed && (w.value & mask) >= v && dead(w)) return w.agent == kHostAgent ? hcause : qcause[w.agent];
+  return kNone;
+}
+
+bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
+  QueueState& st = qs_[q];
+  const auto& list = t_.queue_cmds[q];
+  if (st.dead || st.pos == list.size()) return false;
+  uint32_t id = list[st.pos];
+  const TraceCmd& c = t_.cmds[id];
+  if (!host_ran_[c.submit]) return false;
+  Clock start = st.fe;
+  start.join(*submit_clock_[c.submit]);
+  bool chained = st.mode == Mode::Chained;
+  if (chained && c.op == CmdOp::Exec && st.chain_valid) start.join(st.chain_end);
+  Clock end = start;
+  bool release = false;
+  switch (c.op) {
+    case CmdOp::Wait: {
+      uint64_t mask = word_mask(q, true), v = uint64_t(c.value) & mask;
+      uint32_t blocker;
+      if (!st.forced && !resolvable({false, id}, c.signal, v, mask, blocker)) return false;
+      st.forced = false;
+      Clock learned;
+      if (!resolve({false, id}, c.signal, v, mask, start, learned, obs)) {
+        uint32_t cause = no_candidate_cause(*this, writes_[c.signal], v, mask, queue_dead_cause_, host_dead_cause_,
+                                            [&](const SignalWrite& w) { return write_dead(w); });
+        if (cause == kNone) {
+          cause = uint32_t(deadlocks_.size());
+          deadlocks_.push_back({{{false, id}}, false, 0, 0});
+        }
+        kill_agent(q, cause);
+        return false;
+      }
+      end.join(learned);
+      break;
+    }
+    case CmdOp::Signal:
+    case CmdOp::Timestamp:
+      release = chained && st.releases_left > 0;
+      if (release) {
+        end.join(st.chain_end);
+        --st.releases_left;
+      } else {
+        end.join(st.acc);
+        st.releases_left = 0;
+      }
+      break;
+    case CmdOp::Barrier: end.join(st.acc); break;
+    default: break;  // exec, copy, memory_barrier: end knows its start
+  }
+  end.add_end(q, c.index);
+  st.acc.join(end);
+  bool blocks = st.mode == Mode::Serial || c.op == CmdOp::Wait || c.op == CmdOp::Barrier ||
+                c.op == CmdOp::MemoryBarrier || (chained && !release && (c.op == CmdOp::Signal || c.op == CmdOp::Timestamp));
+  st.fe = blocks ? end : start;
+  if (chained) {
+    if (c.op == CmdOp::Exec) {
+      st.chain_valid = true;
+      st.chain_end = end;
+      st.releases_left = 2;
+    } else if (c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) {
+      st.chain_valid = false;
+      st.releases_left = 0;
+    }
+  }
+  if (cmd_write_[id] != kNone) record_write(c.signal, cmd_write_[id], end);
+  cmd_ran_[id] = 1;
+  ++st.pos;
+  obs.on_command(id, start, end);
+  return true;
+}
+
+bool Engine::step_host(EngineObserver& obs) {
+  if (host_dead_ || host_pos_ == t_.host.size()) return false;
+  uint32_t h = uint32_t(host_pos_);
+  const HostEvent& e = t_.host[h];
+  Clock k = host_clock_;
+  k.see_host(h);
+  if (e.op == HostOp::Wait) {
+    uint64_t mask = width_mask(kHostWidth), v = uint64_t(e.value);
+    uint32_t blocker;
+    if (!host_forced_ && !resolvable({true, h}, e.signal, v, mask, blocker)) return false;
+    host_forced_ = false;
+    Clock learned;
+    if (!resolve({true, h}, e.signal, v, mask, k, learned, obs)) {
+      uint32_t cause = no_candidate_cause(*this, writes_[e.signal], v, mask, queue_dead_cause_, host_dead_cause_,
+                                          [&](const SignalWrite& w) { return write_dead(w); });
+      if (cause == kNone) {
+        cause = uint32_t(deadlocks_.size());
+        deadlocks_.push_back({{{true, h}}, false, 0, 0});
+      }
+      kill_agent(kHostAgent, cause);
+      return false;
+    }
+    k.join(learned);
+  }
+  if (e.op == HostOp::Submit) submit_clock_[h] = std::make_shared<const Clock>(k);
+  if (e.op == HostOp::Free || e.op == HostOp::Wait) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
+  if (host_write_[h] != kNone) record_write(e.signal, host_write_[h], k);
+  host_clock_ = k;
+  host_ran_[h] = 1;
+  ++host_pos_;
+  obs.on_host(h, k);
+  return true;
+}
+
+void Engine::unstick(EngineObserver& obs) {
+  (void)obs;
+  // Nodes: the wait at the head of each stuck agent.
+  struct Node {
+    EventRef wait;
+    uint32_t agent, signal;
+    uint64_t v, mask;
+  };
+  std::vector<Node> nodes;
+  std::vector<int> node_of_queue(nq_, -1);
+  int host_node = -1;
+  for (uint32_t q = 0; q < nq_; ++q) {
+    QueueState& st = qs_[q];
+    if (st.dead || st.pos == t_.queue_cmds[q].size()) continue;
+    uint32_t id = t_.queue_cmds[q][st.pos];
+    const TraceCmd& c = t_.cmds[id];
+    if (!host_ran_[c.submit] || c.op != CmdOp::Wait) continue;
+    uint64_t mask = word_mask(q, true);
+    node_of_queue[q] = int(nodes.size());
+    nodes.push_back({{false, id}, q, c.signal, uint64_t(c.value) & mask, mask});
+  }
+  if (!host_dead_ && host_pos_ < t_.host.size() && t_.host[host_pos_].op == HostOp::Wait) {
+    const HostEvent& e = t_.host[host_pos_];
+    host_node = int(nodes.size());
+    nodes.push_back({{true, uint32_t(host_pos_)}, kHostAgent, e.signal, uint64_t(e.value), width_mask(kHostWidth)});
+  }
+  if (nodes.empty()) {  // nothing can move and nothing waits: the rest never runs
+    host_dead_ = true;
+    for (auto& st : qs_) st.dead = true;
+    return;
+  }
+  using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  G g(nodes.size());
+  std::vector<std::set<int>> out(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    for (const AgentWrites& aw : by_agent_[n.signal]) {
+      if (aw.agent == n.agent) continue;
+      for (size_t j = aw.processed; j < aw.idx.size(); ++j) {
+        const SignalWrite& sw = writes_[n.signal][aw.idx[j]];
+        if (n.wait.host && !sw.event.host && t_.cmds[sw.event.id].submit > n.wait.id) break;
+        if ((sw.value & n.mask) < n.v || write_dead(sw)) continue;
+        int to = -1;
+        if (sw.event.host) to = host_node;
+        else if (!host_ran_[t_.cmds[sw.event.id].submit] || node_of_queue[aw.agent] < 0) to = host_node;
+        else to = node_of_queue[aw.agent];
+        if (to >= 0 && out[i].insert(to).second) boost::add_edge(i, size_t(to), g);
+        break;
+      }
+    }
+  }
+  std::vector<int> comp(nodes.size());
+  int ncomp = boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
+  std::vector<bool> sink(size_t(ncomp), true);
+  std::vector<int> size(size_t(ncomp), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ++size[size_t(comp[i])];
+    for (int j : out[i])
+      if (comp[size_t(j)] != comp[i]) sink[size_t(comp[i])] = false;
+  }
+  for (int c = 0; c < ncomp; ++c) {
+    if (!sink[size_t(c)]) continue;
+    // Waits of the group that some write already made can satisfy are resolved with those writes:
+    // the writes still held back come after them.
+    bool any = false;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (comp[i] != c) continue;
+      const Node& n = nodes[i];
+      bool has = false;
+      for (const SignalWrite& w : writes_[n.signal])
+        if (w.processed && (w.value & n.mask) >= n.v) has = true;
+      if ((init_[n.signal] & n.mask) >= n.v) has = true;
+      if (!has) continue;
+      any = true;
+      if (n.wait.host) host_forced_ = true;
+      else qs_[n.agent].forced = true;
+    }
+    if (any) continue;
+    Deadlock d;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (comp[i] == c) d.waits.push_back(nodes[i].wait);
+    std::sort(d.waits.begin(), d.waits.end(), [&](EventRef a, EventRef b) { return submit_key(a) < submit_key(b); });
+    d.cycle = d.waits.size() > 1;
+    uint32_t cause = uint32_t(deadlocks_.size());
+    deadlocks_.push_back(d);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (comp[i] == c) kill_agent(nodes[i].agent, cause);
+  }
+}
+
+void Engine::finish_counts() {
+  for (uint32_t q = 0; q < nq_; ++q)
+    for (size_t k = qs_[q].pos; k < t_.queue_cmds[q].size(); ++k) {
+      const TraceCmd& c = t_.cmds[t_.queue_cmds[q][k]];
+      uint32_t cause = host_ran_[c.submit] ? queue_dead_cause_[q] : host_dead_cause_;
+      if (cause != kNone) ++deadlocks_[cause].blocked_cmds;
+    }
+  if (host_dead_cause_ != kNone)
+    deadlocks_[host_dead_cause_].blocked_host += uint32_t(t_.host.size() - host_pos_);
+}
+
+void Engine::run(EngineObserver& obs) {
+  while (true) {
+    bool progress = false;
+    while (step_host(obs)) progress = true;
+    for (uint32_t q = 0; q < nq_; ++q)
+      while (step_queue(q, obs)) progress = true;
+    if (progress) continue;
+    bool done = host_dead_ || host_pos_ == t_.host.size();
+    for (uint32_t q = 0; q < nq_ && done; ++q)
+      if (!qs_[q].dead && qs_[q].pos < t_.queue_cmds[q].size()) done = false;
+    if (done) break;
+    unstick(obs);
+  }
+  finish_counts();
+}
+
+}  // namespace qvet

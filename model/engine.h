@@ -1,0 +1,151 @@
+// The happens-before engine: executes semantics.md's ordering rules over a Trace and reports,
+// event by event, what each event knows has happened before it (a Clock).
+//
+// It processes commands in an order consistent with happens-before (a linear extension):
+// every queue and the host advance in order; a wait is resolved once every write that could
+// satisfy it has been processed or can only come after it, which computes the wait rule's least
+// fixed point without iterating. When every agent is stuck, the stuck waits form a small graph
+// (wait -> the wait that holds back a write it needs); its strongly connected components are
+// either resolved with the writes already made or reported as deadlocks (no candidate, or a
+// cycle). Cost is linear in the trace, times the number of queues for clock operations.
+//
+// Checkers observe the run through EngineObserver; the simulator and the checkers read the
+// same rules, which live here and in model/profile.h only.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/clock.h"
+#include "model/profile.h"
+#include "model/trace.h"
+
+namespace qvet {
+
+// An event of the trace: a device command or a host statement.
+struct EventRef {
+  bool host = false;
+  uint32_t id = kNone;  // Trace::cmds id, or Trace::host id
+  friend bool operator==(const EventRef&, const EventRef&) = default;
+};
+
+// One write of a signal (a device `signal` at its end, or a host `signal`).
+struct SignalWrite {
+  EventRef event;
+  uint32_t agent;  // queue id, or kHostAgent
+  uint64_t value;  // the word after the write (values wider than the write are cut to its width)
+  bool processed = false;
+  std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
+};
+
+struct WaitResolution {
+  EventRef wait;
+  uint32_t signal;
+  uint64_t threshold;
+  uint64_t mask;                       // the wait's width
+  std::vector<uint32_t> candidates;    // indices into Engine::writes(signal)
+  bool initial_candidate = false;      // the initial value can satisfy it
+  std::vector<bool> candidate_known;   // per candidate: it happens before the wait starts
+  bool adds_ordering = true;           // false: the result is already known at the wait's start
+};
+
+struct Deadlock {
+  std::vector<EventRef> waits;  // one wait (no candidate) or the waits of a cycle, in submission order
+  bool cycle = false;
+  uint32_t blocked_cmds = 0, blocked_host = 0;
+};
+
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void on_command(uint32_t /*cmd*/, const Clock& /*start*/, const Clock& /*end*/) {}
+  virtual void on_host(uint32_t /*event*/, const Clock& /*k*/) {}
+  virtual void on_wait(const WaitResolution&) {}
+};
+
+class Engine {
+ public:
+  explicit Engine(const Trace& t);
+  void run(EngineObserver& obs);
+
+  const Trace& trace() const { return t_; }
+  bool ran(EventRef e) const { return e.host ? host_ran_[e.id] : cmd_ran_[e.id]; }
+  const std::vector<SignalWrite>& writes(uint32_t signal) const { return writes_[signal]; }
+  const std::vector<Deadlock>& deadlocks() const { return deadlocks_; }
+  // The write an event makes (a device or host `signal`), or null.
+  const SignalWrite* write_of(EventRef e) const {
+    uint32_t i = e.host ? host_write_[e.id] : cmd_write_[e.id];
+    if (i == kNone) return nullptr;
+    return &writes_[e.host ? t_.host[e.id].signal : t_.cmds[e.id].signal][i];
+  }
+  const WaitResolution* resolution(EventRef wait) const;
+  // The host's knowledge right after host event h ran (kept for frees and host waits only).
+  const Clock* host_clock_at(uint32_t h) const;
+  // True when `a`'s end happens before an event that knows `k`.
+  bool known(const Clock& k, EventRef a) const {
+    return a.host ? k.knows_host(a.id) : k.knows(t_.cmds[a.id].queue, t_.cmds[a.id].index);
+  }
+  // Submission order: which of two events was submitted later.
+  uint64_t submit_key(EventRef e) const {
+    return e.host ? (uint64_t(e.id) << 32) : (uint64_t(t_.cmds[e.id].submit) << 32 | (e.id - t_.host[t_.cmds[e.id].submit].cmd_begin + 1));
+  }
+  uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
+  uint64_t initial_value(uint32_t signal) const { return init_[signal]; }
+
+ private:
+  struct QueueState {
+    Mode mode = Mode::Serial;
+    size_t pos = 0;        // next command (index into trace.queue_cmds[q])
+    Clock fe;              // what the front end knows when it reaches the next command
+    Clock acc;             // join of the ends of every command so far (what a WFI release waits for)
+    bool chain_valid = false;  // chained: the last non-signal command was an exec
+    Clock chain_end;           // chained: that exec's end
+    int releases_left = 0;     // chained: release signals the exec can still carry
+    bool dead = false;
+    bool forced = false;   // unstick: resolve the head wait with the writes already made
+  };
+  bool step_queue(uint32_t q, EngineObserver& obs);
+  bool step_host(EngineObserver& obs);
+  // Whether wait `w` can be resolved now; if not, `blocker` gets an agent holding a needed write.
+  bool resolvable(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, uint32_t& blocker) const;
+  // Resolves a wait: candidates and the clock its end learns. False when it has no candidate.
+  bool resolve(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
+               EngineObserver& obs);
+  void record_write(uint32_t signal, size_t index, const Clock& end);
+  bool write_dead(const SignalWrite& w) const;
+  void unstick(EngineObserver& obs);
+  void kill_agent(uint32_t agent, uint32_t deadlock);
+  void finish_counts();
+
+  const Trace& t_;
+  const Program& p_;
+  size_t nq_;
+  std::vector<QueueState> qs_;
+  std::vector<uint8_t> cmd_ran_, host_ran_;
+  size_t host_pos_ = 0;
+  bool host_dead_ = false;
+  bool host_forced_ = false;
+  Clock host_clock_;
+  std::vector<std::shared_ptr<const Clock>> submit_clock_;  // per host event (submits)
+  std::vector<std::pair<uint32_t, std::shared_ptr<const Clock>>> kept_host_clocks_;
+  std::vector<std::vector<SignalWrite>> writes_;  // per signal, in agent order within each agent
+  // per signal: per agent, indices into writes_[signal] in agent order, and how many are processed
+  struct AgentWrites {
+    uint32_t agent;
+    std::vector<uint32_t> idx;
+    std::vector<uint64_t> suffix_max, suffix_max32;
+    size_t processed = 0;
+  };
+  std::vector<std::vector<AgentWrites>> by_agent_;
+  std::vector<uint32_t> cmd_write_;   // per cmd: index into writes_[signal] (kNone if it writes none)
+  std::vector<uint32_t> host_write_;  // per host event
+  std::vector<uint64_t> init_;
+  std::vector<WaitResolution> resolutions_;
+  std::vector<uint32_t> cmd_resolution_, host_resolution_;
+  std::vector<Deadlock> deadlocks_;
+  std::vector<uint32_t> queue_dead_cause_;
+  uint32_t host_dead_cause_ = kNone;
+};
+
+}  // namespace qvet

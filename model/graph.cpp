@@ -1,0 +1,119 @@
+#include "model/graph.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <map>
+
+#include "core/printer.h"
+
+namespace qvet {
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string happens_before_dot(const Engine& e, const std::vector<std::pair<Loc, Loc>>& races, const GraphOptions& opt) {
+  const Trace& t = e.trace();
+  const Program& p = *t.program;
+  // Node ids: commands first, then host events.
+  size_t nc = t.cmds.size(), n = nc + t.host.size();
+  auto node = [&](EventRef ev) { return ev.host ? nc + ev.id : size_t(ev.id); };
+  auto loc = [&](size_t v) { return v < nc ? t.cmds[v].loc : t.host[v - nc].loc; };
+  struct Edge {
+    size_t a, b;
+    std::string attrs;
+  };
+  std::vector<Edge> edges;
+  for (auto& list : t.queue_cmds)
+    for (size_t i = 1; i < list.size(); ++i) edges.push_back({list[i - 1], list[i], ""});
+  for (size_t h = 1; h < t.host.size(); ++h) edges.push_back({nc + h - 1, nc + h, ""});
+  for (size_t h = 0; h < t.host.size(); ++h)
+    if (t.host[h].op == HostOp::Submit && t.host[h].cmd_begin < t.host[h].cmd_end)
+      edges.push_back({nc + h, t.host[h].cmd_begin, "style=dotted, color=gray"});
+  auto add_wait_edges = [&](EventRef w) {
+    const WaitResolution* r = e.resolution(w);
+    if (!r) return;
+    for (uint32_t i : r->candidates) {
+      const SignalWrite& sw = e.writes(r->signal)[i];
+      edges.push_back({node(sw.event), node(w), "style=dashed, label=\"" + escape(p.signals[r->signal].name) + "\""});
+    }
+  };
+  for (uint32_t id = 0; id < nc; ++id)
+    if (t.cmds[id].op == CmdOp::Wait) add_wait_edges({false, id});
+  for (uint32_t h = 0; h < t.host.size(); ++h)
+    if (t.host[h].op == HostOp::Wait) add_wait_edges({true, h});
+  std::multimap<std::pair<uint32_t, uint32_t>, size_t> by_line;
+  for (size_t v = 0; v < n; ++v) by_line.insert({{loc(v).file, loc(v).line}, v});
+  for (auto& [a, b] : races) {
+    auto ia = by_line.find({a.file, a.line}), ib = by_line.find({b.file, b.line});
+    if (ia != by_line.end() && ib != by_line.end())
+      edges.push_back({ib->second, ia->second, "color=red, penwidth=2, dir=none, label=\"race\", fontcolor=red"});
+  }
+
+  std::vector<bool> keep(n, opt.around_line == 0);
+  if (opt.around_line) {
+    using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+    G g(n);
+    for (auto& ed : edges) boost::add_edge(ed.a, ed.b, g);
+    std::vector<int> dist(n, -1);
+    for (size_t v = 0; v < n; ++v) {
+      if (loc(v).line != opt.around_line || dist[v] == 0) continue;
+      std::vector<int> d(n, -1);
+      d[v] = 0;
+      boost::breadth_first_search(g, v, boost::visitor(boost::make_bfs_visitor(boost::record_distances(
+                                            boost::make_iterator_property_map(d.begin(), boost::get(boost::vertex_index, g)),
+                                            boost::on_tree_edge()))));
+      for (size_t u = 0; u < n; ++u)
+        if ((u == v || d[u] > 0) && d[u] <= opt.radius) keep[u] = true;
+      dist[v] = 0;
+    }
+  }
+
+  std::string out = "digraph happens_before {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n";
+  auto label = [&](size_t v) {
+    std::string s = "L" + std::to_string(loc(v).line) + ": ";
+    if (v < nc) {
+      const TraceCmd& c = t.cmds[v];
+      s += c.op == CmdOp::Exec ? "exec " + p.kernels[c.kernel]
+           : c.op == CmdOp::Wait ? "wait " + p.signals[c.signal].name + " >= " + i128_to_string(c.value)
+           : c.op == CmdOp::Signal ? "signal " + p.signals[c.signal].name + " = " + i128_to_string(c.value)
+                                   : std::string(cmd_op_name(c.op));
+      std::string ctx = t.describe(c.ctx);
+      if (!ctx.empty()) s += "\\n" + ctx;
+    } else {
+      const HostEvent& h = t.host[v - nc];
+      static const char* ops[] = {"submit", "wait", "signal", "read", "write", "free", "alloc"};
+      s += ops[int(h.op)];
+      if (h.op == HostOp::Submit) s += " " + p.queues[h.queue].name;
+      if (h.op == HostOp::Wait || h.op == HostOp::Signal) s += " " + p.signals[h.signal].name + " " + i128_to_string(h.value);
+    }
+    return escape(s);
+  };
+  for (size_t q = 0; q < t.queue_cmds.size(); ++q) {
+    out += "  subgraph cluster_q" + std::to_string(q) + " {\n    label=\"" + escape(p.queues[q].name) + " (" +
+           p.devices[p.queues[q].device].name + ", " + mode_name(queue_mode(p, uint32_t(q))) + ")\";\n";
+    for (uint32_t id : t.queue_cmds[q])
+      if (keep[id]) out += "    n" + std::to_string(id) + " [label=\"" + label(id) + "\"" + (e.ran({false, id}) ? "" : ", style=dashed") + "];\n";
+    out += "  }\n";
+  }
+  out += "  subgraph cluster_host {\n    label=\"host\";\n";
+  for (size_t h = 0; h < t.host.size(); ++h)
+    if (keep[nc + h]) out += "    n" + std::to_string(nc + h) + " [label=\"" + label(nc + h) + "\", shape=ellipse];\n";
+  out += "  }\n";
+  for (auto& ed : edges)
+    if (keep[ed.a] && keep[ed.b])
+      out += "  n" + std::to_string(ed.a) + " -> n" + std::to_string(ed.b) + (ed.attrs.empty() ? "" : " [" + ed.attrs + "]") + ";\n";
+  out += "}\n";
+  return out;
+}
+
+}  // namespace qvet

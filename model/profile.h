@@ -1,0 +1,31 @@
+// Device profiles (semantics.md, "Profiles"): per architecture, how each engine orders its
+// queue, how wide wait and signal operations are, and whether cross-agent reads need an acquire.
+// Everything that depends on the architecture is read from here.
+#pragma once
+#include <cstdint>
+
+#include "core/ir.h"
+
+namespace qvet {
+
+enum class Mode : uint8_t { Serial, Overlap, Chained };
+const char* mode_name(Mode m);
+
+struct Profile {
+  Mode compute_mode, copy_mode;
+  int wait_width_compute, wait_width_copy;
+  int signal_width_compute, signal_width_copy;
+  bool reads_need_acquire;  // cross-agent data needs a memory_barrier before a device read
+};
+
+const Profile& profile_of(Arch a);
+
+constexpr int kHostWidth = 64;  // the host reads and stores whole 64-bit words
+
+// The ordering mode a queue runs in: its `ordering` override, else its profile's.
+Mode queue_mode(const Program& p, uint32_t queue);
+int wait_width(const Program& p, uint32_t queue);
+int signal_width(const Program& p, uint32_t queue);
+inline uint64_t width_mask(int w) { return w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1; }
+
+}  // namespace qvet

@@ -1,0 +1,184 @@
+#include "model/trace.h"
+
+#include <algorithm>
+
+namespace qvet {
+
+std::string Trace::describe(uint32_t ctx) const {
+  std::vector<std::string> parts;
+  for (uint32_t c = ctx; c != 0; c = contexts[c].parent)
+    parts.push_back(program->vars[contexts[c].var].name + " = " + i128_to_string(contexts[c].value));
+  std::string s;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) s += (s.empty() ? "" : ", ") + *it;
+  return s;
+}
+
+std::vector<i128> bind_params(const Program& p, const std::vector<std::pair<std::string, i128>>& values) {
+  std::vector<i128> b(p.vars.size(), 0);
+  for (size_t v = 0; v < p.vars.size(); ++v)
+    if (p.vars[v].kind == Var::Param) b[v] = p.vars[v].range.lo;
+  for (auto& [name, val] : values) {
+    auto it = std::find_if(p.vars.begin(), p.vars.end(), [&](const Var& v) { return v.kind == Var::Param && v.name == name; });
+    if (it == p.vars.end()) throw InputError{{}, "--param names '" + name + "', which is not a param of the program"};
+    if (val < it->range.lo || val > it->range.hi)
+      throw InputError{it->loc, "--param " + name + " = " + i128_to_string(val) + " is outside the param's constraints"};
+    b[it - p.vars.begin()] = val;
+  }
+  return b;
+}
+
+namespace {
+
+class Elaborator {
+ public:
+  Elaborator(const Program& p, std::vector<i128> binding) : p_(p) {
+    t_.program = &p;
+    t_.binding = std::move(binding);
+    t_.queue_cmds.resize(p.queues.size());
+    t_.contexts.push_back({});
+    live_buf_.assign(p.buffers.size(), true);
+    live_sig_.assign(p.signals.size(), true);
+    freed_buf_.assign(p.buffers.size(), kNone);
+    freed_sig_.assign(p.signals.size(), kNone);
+    since_alloc_.resize(p.buffers.size() + p.signals.size());
+  }
+
+  Trace run() {
+    stmts(p_.stmts, 0);
+    return std::move(t_);
+  }
+
+ private:
+  const Program& p_;
+  Trace t_;
+  std::vector<bool> live_buf_, live_sig_;
+  std::vector<uint32_t> freed_buf_, freed_sig_;
+  std::vector<std::vector<uint32_t>> since_alloc_;  // per object: commands submitted in its current lifetime
+
+  i128 eval(const Expr& e) { return evaluate(e, t_.binding); }
+  size_t steps_ = 0;
+  void budget(const Loc& loc) {
+    if (++steps_ >= kMaxEvents)
+      throw InputError{loc, "program expands to more than " + std::to_string(kMaxEvents) + " events"};
+  }
+  uint32_t obj_slot(ObjectRef o) const { return o.kind == ObjectRef::Buffer ? o.id : uint32_t(p_.buffers.size()) + o.id; }
+
+  void add_access(const Range& r, bool write) {
+    i128 lo = eval(r.base_lo), hi = eval(r.base_hi);
+    uint32_t base = r.base;
+    Access a{base, uint64_t(lo), uint64_t(hi), write, r.loc, live_buf_[base] ? kNone : freed_buf_[base]};
+    t_.accesses.push_back(a);
+  }
+
+  void command(const Command& c, uint32_t queue, uint32_t submit, uint32_t ctx) {
+    budget(c.loc);
+    TraceCmd tc{c.op, queue, uint32_t(t_.queue_cmds[queue].size()), submit, c.loc, ctx};
+    tc.kernel = c.kernel;
+    tc.acc_begin = uint32_t(t_.accesses.size());
+    for (auto& r : c.reads) add_access(r, false);
+    for (auto& r : c.writes) add_access(r, true);
+    tc.acc_end = uint32_t(t_.accesses.size());
+    if (c.signal != kNone) {
+      tc.signal = c.signal;
+      if (!live_sig_[c.signal]) tc.signal_freed_by = freed_sig_[c.signal];
+    }
+    if (c.op == CmdOp::Wait || c.op == CmdOp::Signal) tc.value = eval(c.value);
+    uint32_t id = uint32_t(t_.cmds.size());
+    for (uint32_t a = tc.acc_begin; a < tc.acc_end; ++a)
+      if (t_.accesses[a].freed_by == kNone) since_alloc_[t_.accesses[a].buffer].push_back(id);
+    if (c.signal != kNone && tc.signal_freed_by == kNone) since_alloc_[p_.buffers.size() + c.signal].push_back(id);
+    t_.queue_cmds[queue].push_back(id);
+    t_.cmds.push_back(tc);
+  }
+
+  uint32_t host_event(HostEvent e) {
+    budget(e.loc);
+    t_.host.push_back(std::move(e));
+    return uint32_t(t_.host.size() - 1);
+  }
+
+  void stmts(const std::vector<Stmt>& list, uint32_t ctx) {
+    for (const Stmt& s : list) stmt(s, ctx);
+  }
+
+  void stmt(const Stmt& s, uint32_t ctx) {
+    HostEvent e{};
+    e.loc = s.loc;
+    e.ctx = ctx;
+    switch (s.kind) {
+      case StmtKind::Submit:
+      case StmtKind::SubmitList: {
+        e.op = HostOp::Submit;
+        e.queue = s.id;
+        uint32_t h = host_event(e);
+        t_.host[h].cmd_begin = uint32_t(t_.cmds.size());
+        if (s.kind == StmtKind::Submit) {
+          for (auto& c : s.cmds) command(c, s.id, h, ctx);
+        } else {
+          uint32_t lctx = ctx;
+          for (auto& [v, arg] : s.args) {
+            i128 val = eval(arg);
+            t_.contexts.push_back({lctx, v, val});
+            lctx = uint32_t(t_.contexts.size() - 1);
+            t_.binding[v] = val;
+          }
+          for (auto& c : p_.lists[s.id2].body) command(c, s.id, h, lctx);
+        }
+        t_.host[h].cmd_end = uint32_t(t_.cmds.size());
+        return;
+      }
+      case StmtKind::Wait:
+      case StmtKind::Signal:
+        e.op = s.kind == StmtKind::Wait ? HostOp::Wait : HostOp::Signal;
+        e.signal = s.id;
+        e.value = eval(s.value);
+        if (!live_sig_[s.id]) e.signal_freed_by = freed_sig_[s.id];
+        host_event(std::move(e));
+        return;
+      case StmtKind::Read:
+      case StmtKind::Write:
+        e.op = s.kind == StmtKind::Read ? HostOp::Read : HostOp::Write;
+        e.acc_begin = uint32_t(t_.accesses.size());
+        add_access(s.range, s.kind == StmtKind::Write);
+        e.acc_end = uint32_t(t_.accesses.size());
+        host_event(std::move(e));
+        return;
+      case StmtKind::Free:
+      case StmtKind::Alloc: {
+        bool is_free = s.kind == StmtKind::Free;
+        e.op = is_free ? HostOp::Free : HostOp::Alloc;
+        e.object = s.object;
+        bool buf = s.object.kind == ObjectRef::Buffer;
+        auto live = buf ? live_buf_[s.object.id] : live_sig_[s.object.id];
+        std::string name = p_.object_name(s.object);
+        std::string where = ctx ? " (with " + t_.describe(ctx) + ")" : "";
+        if (is_free && !live) throw InputError{s.loc, "'" + name + "' is freed but is not live" + where};
+        if (!is_free && live) throw InputError{s.loc, "'" + name + "' is allocated but is already live" + where};
+        uint32_t slot = obj_slot(s.object);
+        if (is_free) e.inflight = std::move(since_alloc_[slot]);
+        since_alloc_[slot].clear();
+        uint32_t h = host_event(std::move(e));
+        (buf ? live_buf_ : live_sig_)[s.object.id] = !is_free;
+        (buf ? freed_buf_ : freed_sig_)[s.object.id] = is_free ? h : kNone;
+        return;
+      }
+      case StmtKind::Repeat: {
+        i128 lo = eval(s.lo), hi = eval(s.hi);
+        for (i128 i = lo; i <= hi; ++i) {
+          t_.contexts.push_back({ctx, s.id, i});
+          t_.binding[s.id] = i;
+          budget(s.loc);
+          stmts(s.body, uint32_t(t_.contexts.size() - 1));
+        }
+        return;
+      }
+      default: return;  // declarations: static
+    }
+  }
+};
+
+}  // namespace
+
+Trace elaborate(const Program& p, const std::vector<i128>& binding) { return Elaborator(p, binding).run(); }
+
+}  // namespace qvet

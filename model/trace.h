@@ -1,0 +1,86 @@
+// Trace: a Program made concrete for one binding of its params. Loops are unrolled, command
+// lists expanded, views resolved to byte ranges of base buffers, and every device command is
+// placed on its queue in submission order. The model and every checker work on a Trace; a
+// decoder of binary command streams would produce one directly.
+//
+// Elaboration also enforces the dynamic input rules: freeing what is not live, allocating what
+// is live, and a program that expands beyond kMaxEvents.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir.h"
+#include "core/lexer.h"
+
+namespace qvet {
+
+constexpr size_t kMaxEvents = 30'000'000;  // commands, host statements and loop iterations
+
+// One memory range touched by a command or host statement, in bytes of a base buffer.
+struct Access {
+  uint32_t buffer;  // base buffer
+  uint64_t lo, hi;
+  bool write;
+  Loc loc;
+  uint32_t freed_by = kNone;  // host event of the `free` when the access was submitted while dead
+};
+
+// Where an unrolled event came from: loop variable values and command-list arguments.
+struct Context {
+  uint32_t parent = 0;
+  uint32_t var = kNone;
+  i128 value = 0;
+};
+
+struct TraceCmd {
+  CmdOp op;
+  uint32_t queue;
+  uint32_t index;   // position within its queue
+  uint32_t submit;  // host event that submitted it
+  Loc loc;
+  uint32_t ctx;
+  uint32_t signal = kNone;
+  uint32_t kernel = kNone;  // Exec
+  i128 value = 0;  // as evaluated; may not fit the operation's width (rule value-width)
+  uint32_t acc_begin = 0, acc_end = 0;  // into Trace::accesses
+  uint32_t signal_freed_by = kNone;     // the signal was freed when this was submitted
+};
+
+enum class HostOp : uint8_t { Submit, Wait, Signal, Read, Write, Free, Alloc };
+
+struct HostEvent {
+  HostOp op;
+  Loc loc;
+  uint32_t ctx;
+  uint32_t queue = kNone;             // Submit
+  uint32_t cmd_begin = 0, cmd_end = 0;  // Submit: the commands it submitted (Trace::cmds ids)
+  uint32_t signal = kNone;            // Wait, Signal
+  i128 value = 0;
+  uint32_t acc_begin = 0, acc_end = 0;  // Read, Write
+  ObjectRef object;                     // Free, Alloc
+  uint32_t signal_freed_by = kNone;
+  std::vector<uint32_t> inflight;  // Free: commands submitted in the lifetime this free ends
+};
+
+struct Trace {
+  const Program* program = nullptr;
+  std::vector<HostEvent> host;
+  std::vector<TraceCmd> cmds;                    // in submission order
+  std::vector<std::vector<uint32_t>> queue_cmds;  // per queue: cmd ids in queue order
+  std::vector<Access> accesses;
+  std::vector<Context> contexts;  // contexts[0] is the top level
+  std::vector<i128> binding;      // the value of every param (other vars: last value)
+
+  // "i = 2, k = 5" for a context (empty at top level).
+  std::string describe(uint32_t ctx) const;
+};
+
+// Binds params: explicit values by name; others take their smallest admissible value.
+// Throws InputError for unknown names or values outside a param's constraints.
+std::vector<i128> bind_params(const Program& p, const std::vector<std::pair<std::string, i128>>& values);
+
+// Elaborates `p` under `binding`. Throws InputError.
+Trace elaborate(const Program& p, const std::vector<i128>& binding);
+
+}  // namespace qvet

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs qvet's build dependencies from Debian packages. Idempotent: installs only what is missing.
+set -euo pipefail
+pkgs=(cmake g++ pkg-config libboost-graph-dev libz3-dev doctest-dev nlohmann-json3-dev)
+[ "${QVET_FUZZ:-0}" = 1 ] && pkgs+=(clang libclang-rt-dev)
+missing=()
+for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi

@@ -23,6 +23,11 @@ class DiagnosticSink {
   void add(Diagnostic d, uint32_t ctx = 0);
   // Whether a finding with these keys was already filed (its explanation need not be rebuilt).
   bool has(const std::string& rule, Loc loc, Loc related) const { return index_.count({rule, loc, related}) != 0; }
+  // The filed diagnostic with these keys (to complete it once the whole run is known), or null.
+  Diagnostic* find(const std::string& rule, Loc loc, Loc related) {
+    auto it = index_.find({rule, loc, related});
+    return it == index_.end() ? nullptr : &entries_[it->second].d;
+  }
   std::vector<Diagnostic> take();
 
  private:

@@ -89,6 +89,7 @@ class RaceChecker : public Checker {
                 " (line " + std::to_string(c_.loc(earlier.ev).line) + ") may still " + (ea.write ? "write" : "read") + " them";
     d.related.push_back({c_.loc(earlier.ev), "the earlier access: " + c_.what(earlier.ev)});
     explain(d, earlier.ev, later.ev);
+    pending_fixes_.push_back({earlier.ev, later.ev});
     c_.sink.add(std::move(d), c_.ctx(later.ev));
   }
 
@@ -126,8 +127,17 @@ class RaceChecker : public Checker {
       if (!early.empty())
         d.notes.push_back({{}, early + " satisfies it without following " + c_.what(producer) + " (a stale wait)"});
     }
-    suggest_fix(d, producer, consumer);
   }
+
+ public:
+  // Fixes are chosen once every write is known, so a suggested wait is checked against all of them.
+  void finish() override {
+    for (auto [producer, consumer] : pending_fixes_)
+      if (Diagnostic* d = c_.sink.find("race", c_.loc(consumer), c_.loc(producer))) suggest_fix(*d, producer, consumer);
+  }
+
+ private:
+  std::vector<std::pair<EventRef, EventRef>> pending_fixes_;
 
   void suggest_fix(Diagnostic& d, EventRef producer, EventRef consumer) {
     std::string where = consumer.host ? "before line " + std::to_string(c_.loc(consumer).line) + " on the host"
@@ -147,6 +157,19 @@ class RaceChecker : public Checker {
       }
     }
     if (found && !consumer.host && c_.e.known(*found->end, consumer)) found = nullptr;  // would deadlock
+    // The wait must not be satisfiable by a write that does not follow the producer (a stale wait).
+    if (found) {
+      uint32_t sig = found->event.host ? c_.t.host[found->event.id].signal : c_.t.cmds[found->event.id].signal;
+      uint64_t mask = c_.e.word_mask(consumer.host ? kHostAgent : c_.t.cmds[consumer.id].queue, true);
+      if ((c_.e.initial_value(sig) & mask) >= (found->value & mask)) found = nullptr;
+      else
+        for (const SignalWrite& w : c_.e.writes(sig))
+          if ((w.value & mask) >= (found->value & mask) && w.processed && !c_.e.known(*w.end, producer) &&
+              (consumer.host || !c_.e.known(*w.end, consumer))) {
+            found = nullptr;
+            break;
+          }
+    }
     Fix f;
     f.insert_before = c_.loc(consumer);
     if (found) {

@@ -416,18 +416,25 @@ void Engine::finish_counts() {
     for (size_t k = qs_[q].pos; k < t_.queue_cmds[q].size(); ++k) {
       const TraceCmd& c = t_.cmds[t_.queue_cmds[q][k]];
       uint32_t cause = host_ran_[c.submit] ? queue_dead_cause_[q] : host_dead_cause_;
-      if (cause != kNone) ++deadlocks_[cause].blocked_cmds;
+      EventRef ev{false, t_.queue_cmds[q][k]};
+      if (cause != kNone && std::find(deadlocks_[cause].waits.begin(), deadlocks_[cause].waits.end(), ev) == deadlocks_[cause].waits.end())
+        ++deadlocks_[cause].blocked_cmds;
     }
-  if (host_dead_cause_ != kNone)
-    deadlocks_[host_dead_cause_].blocked_host += uint32_t(t_.host.size() - host_pos_);
+  if (host_dead_cause_ != kNone) {
+    auto& waits = deadlocks_[host_dead_cause_].waits;
+    bool own = std::find(waits.begin(), waits.end(), EventRef{true, uint32_t(host_pos_)}) != waits.end();
+    deadlocks_[host_dead_cause_].blocked_host += uint32_t(t_.host.size() - host_pos_ - (own ? 1 : 0));
+  }
 }
 
 void Engine::run(EngineObserver& obs) {
+  // Queues drain as far as they can after each host statement, so events are processed roughly in
+  // submission order (any order consistent with happens-before gives the same verdicts).
   while (true) {
     bool progress = false;
-    while (step_host(obs)) progress = true;
     for (uint32_t q = 0; q < nq_; ++q)
       while (step_queue(q, obs)) progress = true;
+    if (step_host(obs)) continue;
     if (progress) continue;
     bool done = host_dead_ || host_pos_ == t_.host.size();
     for (uint32_t q = 0; q < nq_ && done; ++q)

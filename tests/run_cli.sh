@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The CLI's promises: exit codes, formats, determinism, print round trip, JSON input.
+set -eu
+qvet=$1
+ex=examples/cross_queue.hcq
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+set +e
+"$qvet" check "$ex" >"$tmp/a.txt"; [ $? = 1 ] || { echo "check: want exit 1 (the example has a race)"; exit 1; }
+"$qvet" check "$ex" >"$tmp/b.txt"; cmp -s "$tmp/a.txt" "$tmp/b.txt" || { echo "output not deterministic"; exit 1; }
+"$qvet" check --bogus "$ex" 2>/dev/null; [ $? = 2 ] || { echo "bad option: want exit 2"; exit 1; }
+"$qvet" check --format sarif "$ex" >"$tmp/s.json"; [ $? = 1 ] || exit 1
+"$qvet" check --format json "$ex" >"$tmp/j.json"; [ $? = 1 ] || exit 1
+"$qvet" check /nonexistent.hcq 2>/dev/null; [ $? = 2 ] || { echo "missing file: want exit 2"; exit 1; }
+set -e
+grep -q '"ruleId": "race"' "$tmp/s.json"
+grep -q '"version": "2.1.0"' "$tmp/s.json"
+grep -q '"rule": "race"' "$tmp/j.json"
+"$qvet" print "$ex" >"$tmp/p1.hcq"
+"$qvet" print "$tmp/p1.hcq" >"$tmp/p2.hcq"
+cmp "$tmp/p1.hcq" "$tmp/p2.hcq"
+"$qvet" print --format json "$ex" >"$tmp/p.json"
+"$qvet" print "$tmp/p.json" >"$tmp/p3.hcq"
+cmp "$tmp/p1.hcq" "$tmp/p3.hcq"
+set +e
+"$qvet" check "$tmp/p.json" >"$tmp/c.txt"; [ $? = 1 ] || { echo "JSON input: want exit 1"; exit 1; }
+set -e
+grep -q "race" "$tmp/c.txt"
+"$qvet" graph "$ex" | grep -q "digraph"
+"$qvet" graph --around 18 "$ex" | grep -q "color=red"
+"$qvet" version | grep -q qvet
+for c in check print graph gen; do "$qvet" $c --help >/dev/null; done
+echo "cli ok"

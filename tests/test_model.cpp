@@ -1,0 +1,203 @@
+// The ordering model's subtle cases (semantics.md), checked through the verdicts they produce.
+#include <doctest/doctest.h>
+
+#include "helpers.h"
+
+using qvet::test::check;
+using V = std::vector<std::string>;
+
+namespace {
+const char* kHead =
+    "device g nv\n"             // 1
+    "buffer a on g 4K\n"        // 2
+    "buffer b on g 4K\n"        // 3
+    "signal s on host\n"        // 4
+    "signal t on host\n"        // 5
+    "queue c0 on g compute\n"   // 6
+    "queue c1 on g compute\n"   // 7
+    "queue c2 on g compute\n";  // 8
+std::string prog(const std::string& body) { return std::string(kHead) + body; }
+}  // namespace
+
+TEST_CASE("model: two writers of the same value — the wait may take either, so it orders neither") {
+  auto c = check(prog(
+      "submit c0 {\n"             // 9
+      "  exec pa writes a\n"      // 10
+      "  signal s = 1\n"          // 11
+      "}\n"                       // 12
+      "submit c1 {\n"             // 13
+      "  exec pb writes b\n"      // 14
+      "  signal s = 1\n"          // 15
+      "}\n"                       // 16
+      "submit c2 {\n"             // 17
+      "  wait s >= 1\n"           // 18
+      "  exec use reads a, b\n"   // 19
+      "}\n"));
+  CHECK(c->summary() == V{"race@19,10", "race@19,14"});
+  CHECK_FALSE(c->has("signal-race"));  // same value: no signal race
+}
+
+TEST_CASE("model: a reset that overwrites a value removes it as a candidate") {
+  std::string base =
+      "submit c0 {\n"          // 9
+      "  exec pa writes a\n"   // 10
+      "  signal s = 1\n"       // 11
+      "}\n"                    // 12
+      "wait s >= 1\n"          // 13
+      "signal s = 0\n"         // 14
+      "submit c1 {\n"          // 15
+      "  wait s >= 1\n"        // 16
+      "  exec use reads a\n"   // 17
+      "}\n";                   // 18
+  auto dead = check(prog(base));
+  CHECK(dead->summary() == V{"deadlock@16"});
+  auto ok = check(prog(base + "signal s = 1\n"));
+  CHECK(ok->summary() == V{});
+}
+
+TEST_CASE("model: a wait submitted before its signal is satisfied by the later submission") {
+  auto c = check(prog(
+      "submit c1 {\n"          // 9
+      "  wait s >= 1\n"        // 10
+      "  exec use reads a\n"   // 11
+      "}\n"                    // 12
+      "submit c0 {\n"          // 13
+      "  exec pa writes a\n"   // 14
+      "  signal s = 1\n"       // 15
+      "}\n"));
+  CHECK(c->summary() == V{});
+}
+
+TEST_CASE("model: the initial value satisfying a wait gives it no ordering") {
+  std::string text = prog(
+      "submit c0 {\n"          // 9
+      "  exec pa writes a\n"   // 10
+      "  signal t = 6\n"       // 11
+      "}\n"                    // 12
+      "submit c1 {\n"          // 13
+      "  wait t >= 0\n"        // 14
+      "  exec use reads a\n"   // 15
+      "}\n");
+  auto c = check(text);
+  CHECK(c->summary() == V{"race@15,10"});
+  CHECK(c->summary(true) == V{"race@15,10", "stale-wait@14,5"});
+}
+
+TEST_CASE("model: a cycle of two queues is one deadlock at the wait submitted last") {
+  auto c = check(prog(
+      "submit c0 {\n"      // 9
+      "  wait s >= 1\n"    // 10
+      "  signal t = 1\n"   // 11
+      "}\n"                // 12
+      "submit c1 {\n"      // 13
+      "  wait t >= 1\n"    // 14
+      "  signal s = 1\n"   // 15
+      "}\n"));
+  CHECK(c->summary() == V{"deadlock@14,10"});
+}
+
+TEST_CASE("model: a cycle of three queues") {
+  auto c = check(std::string(kHead) +
+                 "signal u on host\n"   // 9
+                 "submit c0 {\n"        // 10
+                 "  wait s >= 1\n"      // 11
+                 "  signal t = 1\n"     // 12
+                 "}\n"                  // 13
+                 "submit c1 {\n"        // 14
+                 "  wait t >= 1\n"      // 15
+                 "  signal u = 1\n"     // 16
+                 "}\n"                  // 17
+                 "submit c2 {\n"        // 18
+                 "  wait u >= 1\n"      // 19
+                 "  signal s = 1\n"     // 20
+                 "  exec x writes a\n"  // 21
+                 "}\n"                  // 22
+                 "read a\n");           // 23
+  CHECK(c->summary() == V{"deadlock@19,11"});
+  CHECK(c->diags[0].notes.back().message.find("4 device command(s) and 0 host statement(s)") != std::string::npos);
+}
+
+TEST_CASE("model: NV — a third signal after a launch is a WFI release, the first two are the launch's") {
+  std::string head = std::string(kHead) +
+                     "signal x on host = 1\n"   // 9
+                     "signal r on host\n"       // 10
+                     "submit c0 {\n"            // 11
+                     "  exec pa writes a\n"     // 12
+                     "  signal s = 1\n"         // 13
+                     "  wait x >= 1\n"          // 14
+                     "  exec pb writes b\n"     // 15
+                     "  signal t = 1\n"         // 16
+                     "  signal t = 1\n"         // 17
+                     "  signal r = 1\n"         // 18
+                     "}\n";                     // 19
+  // r (third signal, WFI) ends after every earlier command: pa is done.
+  auto third = check(head + "submit c1 {\n  wait r >= 1\n  exec use reads a\n}\n");
+  CHECK(third->summary() == V{});
+  // t (a release of pb after a wait) does not imply pa ended: the wait broke the chain.
+  auto release = check(head + "submit c1 {\n  wait t >= 1\n  exec use reads a\n}\n");
+  CHECK(release->summary() == V{"race@22,12"});
+  // chained execs: pb directly after pa would have ordered them.
+  auto chained = check(std::string(kHead) +
+                       "submit c0 {\n  exec pa writes a\n  exec pb writes b\n  signal t = 1\n}\n"
+                       "submit c1 {\n  wait t >= 1\n  exec use reads a\n}\n");
+  CHECK(chained->summary() == V{});
+}
+
+TEST_CASE("model: a wait whose only candidate is blocked belongs to the root deadlock") {
+  auto c = check(prog(
+      "submit c0 {\n"       // 9
+      "  wait t >= 1\n"     // 10
+      "  signal s = 1\n"    // 11
+      "}\n"                 // 12
+      "submit c1 {\n"       // 13
+      "  wait s >= 1\n"     // 14
+      "  exec u writes a\n" // 15
+      "}\n"
+      "read a\n"));         // 17
+  CHECK(c->summary() == V{"deadlock@10"});
+}
+
+TEST_CASE("model: a wait satisfiable only by a later command of its own queue deadlocks") {
+  auto c = check(prog("submit c0 {\n  wait s >= 1\n  signal s = 1\n}\n"));
+  CHECK(c->summary() == V{"deadlock@10"});
+}
+
+TEST_CASE("model: overlap mode needs a barrier between dependent dispatches") {
+  std::string head = "device g amd\nbuffer a on g 4K\nqueue c on g compute ordering overlap\n";
+  auto bug = check(head + "submit c {\n  exec p writes a\n  exec u reads a\n}\n");
+  CHECK(bug->summary() == V{"race@6,5"});
+  auto ok = check(head + "submit c {\n  exec p writes a\n  barrier\n  exec u reads a\n}\n");
+  CHECK(ok->summary() == V{});
+}
+
+TEST_CASE("model: 32-bit waits compare the low dword") {
+  std::string head = "device g amd\nbuffer a on g 4K\nsignal s on host\nqueue c on g compute\nqueue d on g compute\n";
+  auto c = check(head + "submit c {\n  exec p writes a\n  signal s = 2^32\n}\nsubmit d {\n  wait s >= 1\n  exec u reads a\n}\n");
+  CHECK(c->has("value-width"));
+  CHECK(c->has("deadlock"));  // the low dword of 2^32 is 0
+}
+
+TEST_CASE("model: host accesses and lifetimes") {
+  std::string head = "device g strict\nbuffer a on g 4K\nsignal s on host\nqueue c on g compute\n";
+  auto race = check(head + "submit c {\n  exec p writes a\n  signal s = 1\n}\nread a\n");
+  CHECK(race->summary() == V{"race@9,6"});
+  auto ok = check(head + "submit c {\n  exec p writes a\n  signal s = 1\n}\nwait s >= 1\nread a\nfree a\n");
+  CHECK(ok->summary() == V{});
+  auto inflight = check(head + "submit c {\n  exec p writes a\n}\nfree a\n");
+  CHECK(inflight->summary() == V{"free-in-flight@8,6"});
+  auto uaf = check(head + "free a\nsubmit c {\n  exec p writes a\n}\n");
+  CHECK(uaf->summary() == V{"use-after-free@7,5"});
+  auto realloc = check(head + "free a\nalloc a\nsubmit c {\n  exec p writes a\n  signal s = 1\n}\nwait s >= 1\n");
+  CHECK(realloc->summary() == V{});
+}
+
+TEST_CASE("model: repeated findings in a loop are reported once, saying where they hold") {
+  auto c = check("device g nv\nbuffer a on g 4K\nqueue c0 on g compute\nqueue c1 on g compute\n"
+                 "repeat i in 0..3 {\n  submit c0 {\n    exec p writes a\n  }\n  submit c1 {\n    exec u reads a\n  }\n}\n");
+  CHECK(c->summary() == V{"race@10,7", "race@7,10"});
+  for (auto& d : c->diags) {
+    bool where = false;
+    for (auto& n : d.notes) where |= n.message.find("holds for i = ") != std::string::npos;
+    CHECK(where);
+  }
+}

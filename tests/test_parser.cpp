@@ -1,0 +1,231 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/json_io.h"
+#include "core/lexer.h"
+#include "core/printer.h"
+#include "helpers.h"
+
+using namespace qvet;
+using qvet::test::input_error;
+
+namespace {
+
+// The program's statements as JSON, without locations: equal exactly when the programs are.
+nlohmann::json structure(const Program& p, const SourceSet& src) {
+  return nlohmann::json::parse(write_json_program(p, src, false))["statements"];
+}
+
+// Every construct of language.md.
+const char* kAll = R"(# every construct
+device gpu0 nv
+device gpu1 amd
+device gpu2 strict
+peer gpu0 gpu1
+buffer a on gpu0 4K
+buffer b on gpu1 2M
+buffer h on host 1G
+buffer t = a[0:2K]
+buffer tt = t[256:0x400]
+map b into gpu2
+signal tl on host = 0
+signal s1 on gpu1
+signal kick on host = 2^31
+map s1 into gpu2
+queue c0 on gpu0 compute
+queue x0 on gpu0 copy
+queue c1 on gpu1 compute ordering overlap
+queue c2 on gpu2 compute ordering chained
+param tv >= 1
+param k in 1..2^31
+param n >= 1, <= 2^20
+commands step(j, m) {
+  wait kick >= j
+  exec body reads a, b[0:1K] writes h[m:m + 16]
+  signal tl = j
+  timestamp tl
+}
+submit c0 {
+  wait tl >= tv
+  exec gemm reads a, tt writes t[0:256]
+  signal tl = tv + 1
+  barrier
+  memory_barrier
+}
+submit x0 {
+  copy a[0:1K] -> h[4K:5K]
+}
+submit c0 step(j = k + 2^20, m = 16)
+wait tl >= 2*tv - 1
+signal tl = 5
+read h
+write a[0:256]
+repeat i in 0..3 {
+  submit c1 {
+    signal s1 = i
+  }
+  repeat r in 1..n {
+    read h[i:i + 1]
+  }
+}
+free a
+alloc a
+)";
+
+}  // namespace
+
+TEST_CASE("lexer: literals") {
+  auto v = [](const char* s) { return lex_line(s, 1, 1)[0].value; };
+  CHECK(v("4096") == 4096);
+  CHECK(v("0x1000") == 4096);
+  CHECK(v("4K") == 4096);
+  CHECK(v("2M") == (2 << 20));
+  CHECK(v("1G") == (1 << 30));
+  CHECK(v("2^31") == (i128(1) << 31));
+  CHECK(v("18446744073709551615") == kU64Max);
+  CHECK_THROWS_AS(lex_line("18446744073709551616", 1, 1), InputError);
+  CHECK_THROWS_AS(lex_line("2^64", 1, 1), InputError);
+  CHECK_THROWS_AS(lex_line("4KB", 1, 1), InputError);
+  CHECK_THROWS_AS(lex_line("0x", 1, 1), InputError);
+  auto toks = lex_line("a[0..3] -> b # comment", 1, 1);
+  CHECK(toks[3].kind == Tok::DotDot);
+  CHECK(toks[6].kind == Tok::Arrow);
+  CHECK(toks.back().kind == Tok::End);
+  CHECK(toks.size() == 9);
+}
+
+TEST_CASE("parser: every construct of language.md parses") {
+  CHECK(input_error(kAll) == "");
+  SourceSet src;
+  LoadResult r = load_program_text(src, "all.hcq", kAll);
+  REQUIRE(r.program);
+  const Program& p = *r.program;
+  CHECK(p.devices.size() == 3);
+  CHECK(p.buffers.size() == 5);
+  CHECK(p.buffers[4].base == 0);  // tt is a view of a view of a
+  CHECK(evaluate(p.buffers[4].base_lo, {}) == 256);
+  CHECK(evaluate(p.buffers[4].base_hi, {}) == 1024);
+  CHECK(p.signals[2].init.constant == (i128(1) << 31));
+  CHECK(p.queues[2].ordering == Ordering::Overlap);
+  CHECK(p.vars[1].range.hi == (i128(1) << 31));
+  CHECK(p.lists[0].params.size() == 2);
+  CHECK(p.maps.size() == 2);
+  CHECK(p.peers.size() == 1);
+}
+
+TEST_CASE("printer: print is a fixed point and parse(print(p)) equals p") {
+  SourceSet src;
+  LoadResult r = load_program_text(src, "all.hcq", kAll);
+  REQUIRE(r.program);
+  std::string once = print_program(*r.program);
+  LoadResult r2 = load_program_text(src, "printed.hcq", once);
+  REQUIRE(r2.program);
+  CHECK(print_program(*r2.program) == once);
+  CHECK(structure(*r.program, src) == structure(*r2.program, src));
+}
+
+TEST_CASE("json: the IR round-trips through JSON, with source locations") {
+  SourceSet src;
+  LoadResult r = load_program_text(src, "all.hcq", kAll);
+  REQUIRE(r.program);
+  std::string json = write_json_program(*r.program, src);
+  LoadResult back = load_program_text(src, "all.json", json);
+  REQUIRE(back.program);
+  CHECK(structure(*back.program, src) == structure(*r.program, src));
+  CHECK(back.program->stmts[5].loc.line == r.program->stmts[5].loc.line);
+  CHECK(print_program(*back.program) == print_program(*r.program));
+}
+
+TEST_CASE("json: errors in JSON input point at the statement's source line") {
+  SourceSet src;
+  std::string j = R"({"format": "qvet-program", "version": 1, "source": "x.hcq", "statements": [
+    {"kind": "device", "name": "g", "arch": "nv", "loc": {"line": 1, "column": 1}},
+    {"kind": "buffer", "name": "a", "on": "g", "size": "4K", "loc": {"line": 2, "column": 1}},
+    {"kind": "read", "range": "zz", "loc": {"line": 7, "column": 1}}]})";
+  LoadResult r = load_program_text(src, "x.json", j);
+  REQUIRE(r.error);
+  CHECK(r.error->loc.line == 7);
+  CHECK(r.error->message.find("undeclared name 'zz'") != std::string::npos);
+  LoadResult bad = load_program_text(src, "y.json", "{\"format\": \"qvet-program\", \n \"statements\": [}");
+  REQUIRE(bad.error);
+  CHECK(bad.error->loc.line == 2);
+}
+
+TEST_CASE("parser: expectations") {
+  SourceSet src;
+  LoadResult r = load_program_text(src, "e.hcq", "# expect: race@12,19\n#expect: deadlock@3 signal-race@4\ndevice g nv\n");
+  REQUIRE(r.program);
+  REQUIRE(r.program->expects.size() == 3);
+  CHECK(r.program->expects[0].rule == "race");
+  CHECK(r.program->expects[0].line2 == 19);
+  CHECK(r.program->expects[2].line1 == 4);
+  CHECK(input_error("# expect: clean\n# expect: race@1\n") != "");
+  CHECK(input_error("# expect: racy@1\n").find("unknown rule") != std::string::npos);
+}
+
+TEST_CASE("parser: every error class names its line") {
+  struct Case {
+    const char* text;
+    const char* where_what;
+  };
+  const Case cases[] = {
+      {"device g nv\nbuffer a on g 4K\nread zz\n", "3: undeclared name 'zz'"},
+      {"device g nv\ndevice g amd\n", "2: 'g' is already declared"},
+      {"device queue nv\n", "1: 'queue' is a reserved keyword"},
+      {"device g nv\nbuffer a on g 4K\nread a[0:5K]\n", "3: range a[0:5K] is out of bounds"},
+      {"device g nv\nbuffer a on g 4K\nread a[8:8]\n", "3: range a[8:8] is empty"},
+      {"device g nv\nbuffer a on g 4K\nbuffer v = a[2K:5K]\n", "3: range a[2K:5K] is out of bounds"},
+      {"device g nv\nbuffer a on g 4K\nqueue x on g copy\nsubmit x {\n  copy a[0:1K] -> a[1K:3K]\n}\n", "5: copy length mismatch"},
+      {"device g nv\nparam n >= 1\nbuffer a on g n*n\n", "3: expression is not affine"},
+      {"device g nv\nbuffer a on g 18446744073709551616\n", "2: integer literal is beyond 64 bits"},
+      {"device g nv\nqueue c on g compute\nsubmit c {\n  barrier\n", "3: block opened here is never closed"},
+      {"device g nv\n}\n", "2: stray '}'"},
+      {"device g tpu\n", "1: unknown architecture 'tpu'"},
+      {"device g nv\nqueue c on g video\n", "2: unknown engine 'video'"},
+      {"device g nv\nqueue c on g compute ordering fast\n", "2: unknown ordering 'fast'"},
+      {"device g nv\ncommands l(k) {\n  barrier\n}\nqueue c on g compute\nsubmit c l(j = 1)\n", "6: command list 'l' has no parameter 'j'"},
+      {"device g nv\ncommands l(k) {\n  barrier\n}\nqueue c on g compute\nsubmit c l()\n", "6: missing argument 'k'"},
+      {"device g nv\ncommands l(k) {\n  barrier\n}\nqueue c on g compute\nsubmit c l(k = 1, k = 2)\n", "6: argument 'k' is given twice"},
+      {"device g nv\nbuffer a on g 4K\nbuffer v = a[0:1K]\nfree v\n", "4: free applies to base buffers"},
+      {"device g nv\nbuffer a on g 4K\nfree a\nfree a\n", "4: 'a' is freed but is not live"},
+      {"device g nv\nbuffer a on g 4K\nalloc a\n", "3: 'a' is allocated but is already live"},
+      {"param n >= 5, <= 3\n", "1: param 'n' has no admissible value"},
+      {"device g nv\nparam n in 1..10\nbuffer a on g 4K\nread a[0:n*1K]\n", "4: range a[0:1024*n] can be out of bounds"},
+      {"device g nv\nrepeat i in 0..3 {\n  buffer a on g 4K\n}\n", "3: declarations belong at top level"},
+      {"device g nv\nbuffer a on g 4K\nexec k reads a\n", "3: 'exec' is a device command"},
+      {"device g nv\nsignal s on host\nbuffer a on g 4K\nwait a >= 1\n", "4: 'a' is a buffer, not a signal"},
+      {"device g nv\nqueue c on g compute\nsubmit c { barrier }\n", "3: '{' must end the line"},
+      {"device g nv\nqueue c on g compute\nsubmit c {\n  barrier }\n", "4: expected end of line"},
+      {"device g nv\x01\n", "1: non-text input"},
+      {"device g nv\nqueue c on g compute\nsubmit c l(k = 1)\n", "3: undeclared name 'l'"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    std::string got = input_error(c.text);
+    std::string want = c.where_what;
+    std::string line = want.substr(0, want.find(':'));
+    CHECK(got.substr(0, got.find(':')) == line);
+    CHECK(got.find(want.substr(want.find(':') + 2)) != std::string::npos);
+  }
+}
+
+TEST_CASE("parser: deep nesting, long lines and binary garbage are input errors, not crashes") {
+  std::string deep = "device g nv\n";
+  for (int i = 0; i < 5000; ++i) deep += "repeat i" + std::to_string(i) + " in 0..1 {\n";
+  CHECK(input_error(deep).find("nested too deeply") != std::string::npos);
+  std::string parens = "param n >= " + std::string(10000, '(') + "1" + std::string(10000, ')') + "\n";
+  CHECK(input_error(parens).find("nested too deeply") != std::string::npos);
+  std::string longline(2 << 20, 'a');
+  CHECK(input_error(longline + " b\n").find("1: unknown statement") == 0);
+  std::string bin;
+  for (int i = 0; i < 4096; ++i) bin += char((i * 7919) & 0xff);
+  CHECK(input_error(bin).find("non-text input") != std::string::npos);
+  CHECK(input_error("device g nv\nrepeat i in 0..2^40 {\n  signal s = 1\n}\n") != "");
+}
+
+TEST_CASE("parser: command-list ranges are checked with each submit's arguments") {
+  const char* base = "device g nv\nbuffer a on g 4K\nqueue c on g compute\ncommands l(k) {\n  exec x reads a[k:k + 1K]\n}\n";
+  CHECK(input_error(std::string(base) + "submit c l(k = 1K)\n") == "");
+  CHECK(input_error(std::string(base) + "submit c l(k = 4K)\n").find("5: range a[4K:5K] is out of bounds") == 0);
+}

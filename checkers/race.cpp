@@ -178,9 +178,15 @@ class RaceChecker : public Checker {
       f.description = "add `" + f.text + "` " + where + " (" + c_.signal_write_text(*found) + " follows the producer)";
     } else {
       std::string pq = producer.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[producer.id].queue].name;
-      f.text = "wait SIGNAL >= VALUE";
-      f.description = "add `signal SIGNAL = VALUE` after line " + std::to_string(c_.loc(producer).line) + " on " + pq +
-                      " and `wait SIGNAL >= VALUE` " + where;
+      std::string name = "done_" + (producer.host ? std::string("host") : c_.p.queues[c_.t.cmds[producer.id].queue].name);
+      auto taken = [&](const std::string& n) {
+        return std::any_of(c_.p.signals.begin(), c_.p.signals.end(), [&](const Signal& s) { return s.name == n; });
+      };
+      std::string fresh = name;
+      for (int i = 2; taken(fresh); ++i) fresh = name + std::to_string(i);
+      f.text = "wait " + fresh + " >= 1";
+      f.description = "declare `signal " + fresh + " on host`, add `signal " + fresh + " = 1` after line " +
+                      std::to_string(c_.loc(producer).line) + " on " + pq + " and `" + f.text + "` " + where;
     }
     d.fixes.push_back(f);
   }

@@ -41,7 +41,7 @@ const char* kind_word(NameRef::Kind k) {
 
 class Parser {
  public:
-  Parser(const SourceSet& src, uint32_t file, const std::vector<Loc>* map) : src_(src), map_(map) {
+  Parser(const SourceSet& src, uint32_t file, const std::vector<Loc>* map) : map_(map) {
     p_.file = file;
     file_ = file;
     std::string_view text = src.text(file);
@@ -67,7 +67,6 @@ class Parser {
   }
 
  private:
-  const SourceSet& src_;
   const std::vector<Loc>* map_;
   uint32_t file_;
   Program p_;

@@ -17,7 +17,9 @@ std::vector<i128> bind_params(const Program& p, const std::vector<std::pair<std:
   std::vector<i128> b(p.vars.size(), 0);
   for (size_t v = 0; v < p.vars.size(); ++v)
     if (p.vars[v].kind == Var::Param) b[v] = p.vars[v].range.lo;
-  for (auto& [name, val] : values) {
+  for (auto& binding : values) {
+    const std::string& name = binding.first;
+    i128 val = binding.second;
     auto it = std::find_if(p.vars.begin(), p.vars.end(), [&](const Var& v) { return v.kind == Var::Param && v.name == name; });
     if (it == p.vars.end()) throw InputError{{}, "--param names '" + name + "', which is not a param of the program"};
     if (val < it->range.lo || val > it->range.hi)
@@ -31,7 +33,7 @@ namespace {
 
 class Elaborator {
  public:
-  Elaborator(const Program& p, std::vector<i128> binding) : p_(p) {
+  Elaborator(const Program& p, std::vector<i128> binding, size_t max_events) : p_(p), max_events_(max_events) {
     t_.program = &p;
     t_.binding = std::move(binding);
     t_.queue_cmds.resize(p.queues.size());
@@ -50,6 +52,7 @@ class Elaborator {
 
  private:
   const Program& p_;
+  size_t max_events_;
   Trace t_;
   std::vector<bool> live_buf_, live_sig_;
   std::vector<uint32_t> freed_buf_, freed_sig_;
@@ -58,8 +61,8 @@ class Elaborator {
   i128 eval(const Expr& e) { return evaluate(e, t_.binding); }
   size_t steps_ = 0;
   void budget(const Loc& loc) {
-    if (++steps_ >= kMaxEvents)
-      throw InputError{loc, "program expands to more than " + std::to_string(kMaxEvents) + " events"};
+    if (++steps_ >= max_events_)
+      throw InputError{loc, "program expands to more than " + std::to_string(max_events_) + " events (an implementation limit)"};
   }
   uint32_t obj_slot(ObjectRef o) const { return o.kind == ObjectRef::Buffer ? o.id : uint32_t(p_.buffers.size()) + o.id; }
 
@@ -179,6 +182,8 @@ class Elaborator {
 
 }  // namespace
 
-Trace elaborate(const Program& p, const std::vector<i128>& binding) { return Elaborator(p, binding).run(); }
+Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events) {
+  return Elaborator(p, binding, max_events).run();
+}
 
 }  // namespace qvet

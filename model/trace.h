@@ -81,6 +81,6 @@ struct Trace {
 std::vector<i128> bind_params(const Program& p, const std::vector<std::pair<std::string, i128>>& values);
 
 // Elaborates `p` under `binding`. Throws InputError.
-Trace elaborate(const Program& p, const std::vector<i128>& binding);
+Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events = kMaxEvents);
 
 }  // namespace qvet

@@ -30,4 +30,8 @@ grep -q "race" "$tmp/c.txt"
 "$qvet" graph --around 18 "$ex" | grep -q "color=red"
 "$qvet" version | grep -q qvet
 for c in check print graph gen; do "$qvet" $c --help >/dev/null; done
-echo "cli ok"
+
+# The README shows real output for the bundled example.
+"$qvet" check "$ex" >"$tmp/readme.txt" || true
+sed -n '/^examples\/cross_queue.hcq:18/,/^qvet: /p' README.md | diff - "$tmp/readme.txt"
+echo "readme ok"

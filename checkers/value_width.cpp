@@ -2,6 +2,7 @@
 // width w (model/profile.h: AMD waits and signals and NVIDIA copy releases are 32-bit). Applies
 // to every command, also those that never run.
 #include "checkers/checker.h"
+#include "core/printer.h"
 #include "model/profile.h"
 
 namespace qvet {
@@ -13,6 +14,7 @@ class ValueWidthChecker : public Checker {
   using Checker::Checker;
 
   void finish() override {
+    symbolic(c_.p.stmts);
     for (uint32_t id = 0; id < c_.t.cmds.size(); ++id) {
       const TraceCmd& c = c_.t.cmds[id];
       if (c.op != CmdOp::Wait && c.op != CmdOp::Signal) continue;
@@ -26,6 +28,52 @@ class ValueWidthChecker : public Checker {
   }
 
  private:
+  // Values that depend on params only are decided for every admissible value (their constraint
+  // boxes bound affine expressions exactly); values with loop variables are checked per iteration.
+  void symbolic(const std::vector<Stmt>& stmts) {
+    const Program& p = c_.p;
+    for (const Stmt& s : stmts) {
+      if (s.kind == StmtKind::Repeat) symbolic(s.body);
+      if (s.kind == StmtKind::Wait || s.kind == StmtKind::Signal) decide(s.value, s.loc, kHostWidth, s.kind == StmtKind::Wait, "the host");
+      if (s.kind != StmtKind::Submit && s.kind != StmtKind::SubmitList) continue;
+      const std::vector<Command>& cmds = s.kind == StmtKind::Submit ? s.cmds : p.lists[s.id2].body;
+      for (const Command& c : cmds) {
+        if (c.op != CmdOp::Wait && c.op != CmdOp::Signal) continue;
+        Expr e = c.value;
+        for (auto& [v, a] : s.args) e = e.substitute(v, a);
+        bool wait = c.op == CmdOp::Wait;
+        int w = wait ? wait_width(p, s.id) : signal_width(p, s.id);
+        const Queue& q = p.queues[s.id];
+        decide(e, c.loc, w, wait, "queue " + q.name + " (" + arch_name(p.devices[q.device].arch) + " " + engine_name(q.engine) + ")");
+      }
+    }
+  }
+  void decide(const Expr& e, Loc loc, int width, bool wait, const std::string& on) {
+    if (e.is_constant()) return;  // constants are checked with the trace
+    for (auto& [v, coef] : e.terms)
+      if (c_.p.vars[v].kind != Var::Param) return;
+    std::vector<Interval> ranges;
+    for (auto& v : c_.p.vars) ranges.push_back(v.range);
+    Interval b = bounds(e, ranges);
+    i128 limit = i128(1) << width;
+    if (b.lo >= 0 && b.hi < limit) return;
+    bool high = b.hi >= limit;
+    std::string cex;
+    for (auto& [v, coef] : e.terms) {
+      const Interval& r = c_.p.vars[v].range;
+      i128 val = (coef > 0) == high ? r.hi : r.lo;
+      cex += (cex.empty() ? "" : ", ") + c_.p.vars[v].name + " = " + format_int(val);
+    }
+    Diagnostic d;
+    d.rule = "value-width";
+    d.loc = loc;
+    d.message = std::string(wait ? "wait threshold " : "signal value ") + "'" + to_string(e, c_.p.var_names()) +
+                "' does not fit the " + std::to_string(width) + "-bit " + (wait ? "wait" : "signal") + " of " + on +
+                " for every admissible value: with " + cex + " it is " + format_int(high ? b.hi : b.lo) +
+                ", outside [0, 2^" + std::to_string(width) + ")";
+    c_.sink.add(std::move(d), 0);
+  }
+
   void check(EventRef ev, i128 v, int width, bool wait) {
     i128 limit = i128(1) << width;
     if (v >= 0 && v < limit) return;

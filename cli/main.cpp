@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -116,11 +118,14 @@ int report_input_error(const Diagnostic& d, const SourceSet& src) {
   return 2;
 }
 
-// Loads and elaborates one file; prints the error and returns false on invalid input.
+// A loaded program and the param bindings it is checked under.
 struct Loaded {
   Program program;
-  Trace trace;
+  std::vector<std::vector<i128>> bindings;
 };
+
+// Params bound on the command line keep their value; the others are checked at their smallest
+// admissible value and at a few iterations more (loop bounds), until symbolic verification lands.
 std::optional<Loaded> load(SourceSet& src, const std::string& file, const Args& a, int& rc) {
   LoadResult r = load_program(src, file);
   if (!r.program) {
@@ -129,24 +134,57 @@ std::optional<Loaded> load(SourceSet& src, const std::string& file, const Args& 
   }
   Loaded l{std::move(*r.program), {}};
   try {
-    std::vector<i128> binding = bind_params(l.program, a.params);
-    std::string bound;
-    for (size_t v = 0; v < l.program.vars.size(); ++v)
-      if (l.program.vars[v].kind == Var::Param &&
-          std::none_of(a.params.begin(), a.params.end(), [&](auto& p) { return p.first == l.program.vars[v].name; }))
-        bound += (bound.empty() ? "" : ", ") + l.program.vars[v].name + " = " + i128_to_string(binding[v]);
-    if (!bound.empty())
-      std::cerr << src.name(l.program.file) << ": note: checked with " << bound
-                << " (the smallest admissible values; bind others with --param)\n";
-    l.trace = elaborate(l.program, binding);
+    std::vector<i128> low = bind_params(l.program, a.params), high = low, top = low;
+    std::string lo_text, hi_text, top_text;
+    for (size_t v = 0; v < l.program.vars.size(); ++v) {
+      const Var& var = l.program.vars[v];
+      if (var.kind != Var::Param ||
+          std::any_of(a.params.begin(), a.params.end(), [&](auto& p) { return p.first == var.name; }))
+        continue;
+      high[v] = std::min(var.range.hi, var.range.lo + 4);
+      top[v] = var.range.hi;
+      lo_text += (lo_text.empty() ? "" : ", ") + var.name + " = " + i128_to_string(low[v]);
+      hi_text += (hi_text.empty() ? "" : ", ") + var.name + " = " + i128_to_string(high[v]);
+      top_text += (top_text.empty() ? "" : ", ") + var.name + " = " + format_int(top[v]);
+    }
+    l.bindings.push_back(low);
+    if (high != low) l.bindings.push_back(high);
+    if (top != high) l.bindings.push_back(top);
+    if (!lo_text.empty())
+      std::cerr << src.name(l.program.file) << ": note: params checked with " << lo_text
+                << (high != low ? "; " + hi_text : std::string()) << (top != high ? "; " + top_text : std::string())
+                << " (sampled, not proved for every value; bind others with --param)\n";
   } catch (const InputError& e) {
     Diagnostic d = input_diagnostic(e);
     if (!d.loc.file) d.loc.file = l.program.file;
     rc = report_input_error(d, src);
     return std::nullopt;
   }
-  l.trace.program = &l.program;
   return l;
+}
+
+// Checks every binding and merges findings with the same rule and locations.
+std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Loaded& l, int& rc) {
+  std::vector<Diagnostic> out;
+  std::set<std::tuple<std::string, Loc, Loc>> seen;
+  for (size_t i = 0; i < l.bindings.size(); ++i) {
+    Trace t;
+    try {
+      // The largest binding is a sample only where it stays small enough to unroll.
+      t = elaborate(l.program, l.bindings[i], i == 2 ? 2'000'000 : kMaxEvents);
+    } catch (const InputError& e) {
+      if (i == 2 && e.limit) continue;
+      Diagnostic d = input_diagnostic(e);
+      if (!d.loc.file) d.loc.file = l.program.file;
+      rc = report_input_error(d, src);
+      return std::nullopt;
+    }
+    t.program = &l.program;
+    for (auto& d : check_trace(t).diagnostics)
+      if (seen.insert({d.rule, d.loc, d.related.empty() ? Loc{} : d.related[0].loc}).second) out.push_back(std::move(d));
+  }
+  sort_diagnostics(out);
+  return out;
 }
 
 int cmd_check(const Args& a) {
@@ -160,19 +198,18 @@ int cmd_check(const Args& a) {
   for (const std::string& file : a.files) {
     int rc = 0;
     auto l = load(src, file, a, rc);
-    if (!l) {
+    auto diags = l ? check_loaded(src, *l, rc) : std::nullopt;
+    if (!diags) {
       worst = std::max(worst, rc);
       continue;
     }
-    l->trace.program = &l->program;
-    CheckResult res = check_trace(l->trace);
     if (a.expect) {
-      ExpectOutcome o = match_expectations(l->program.expects, res.diagnostics, src);
       if (l->program.expects.empty()) {
         std::cerr << src.name(l->program.file) << ": error: --expect needs at least one '# expect:' line\n";
         worst = std::max(worst, 2);
         continue;
       }
+      ExpectOutcome o = match_expectations(l->program.expects, *diags, src);
       if (o.ok) {
         std::cout << "PASS " << src.name(l->program.file) << "\n";
       } else {
@@ -182,7 +219,7 @@ int cmd_check(const Args& a) {
       }
       continue;
     }
-    for (auto& d : res.diagnostics) {
+    for (auto& d : *diags) {
       if (d.severity == Severity::Error || (a.werror && d.severity == Severity::Warning)) worst = std::max(worst, 1);
       all.push_back(std::move(d));
     }
@@ -219,12 +256,17 @@ int cmd_graph(const Args& a) {
   int rc = 0;
   auto l = load(src, a.files[0], a, rc);
   if (!l) return rc;
-  l->trace.program = &l->program;
-  CheckResult res = check_trace(l->trace);
+  Trace t;
+  try {
+    t = elaborate(l->program, l->bindings[0]);
+  } catch (const InputError& e) {
+    return report_input_error(input_diagnostic(e), src);
+  }
+  t.program = &l->program;
   std::vector<std::pair<Loc, Loc>> races;
-  for (auto& d : res.diagnostics)
+  for (auto& d : check_trace(t).diagnostics)
     if (d.rule == "race" && !d.related.empty()) races.push_back({d.loc, d.related[0].loc});
-  Engine e(l->trace);
+  Engine e(t);
   EngineObserver none;
   e.run(none);
   std::cout << happens_before_dot(e, races, {a.around, a.radius});

@@ -14,6 +14,7 @@ namespace qvet {
 struct InputError {
   Loc loc;
   std::string message;
+  bool limit = false;  // an implementation limit was reached (the input may be valid)
 };
 
 enum class Tok : uint8_t {

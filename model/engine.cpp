@@ -36,7 +36,7 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   };
   auto add = [&](uint32_t s, EventRef e, uint32_t agent, i128 value, int width) {
     uint32_t idx = uint32_t(writes_[s].size());
-    writes_[s].push_back({e, agent, uint64_t(value) & width_mask(width), false, nullptr});
+    writes_[s].push_back({e, agent, uint64_t(value) & width_mask(width), width < 64, false, nullptr});
     agent_list(s, agent).idx.push_back(idx);
     return idx;
   };
@@ -45,19 +45,31 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
       if (t.cmds[id].op == CmdOp::Signal) cmd_write_[id] = add(t.cmds[id].signal, {false, id}, q, t.cmds[id].value, signal_width(p_, q));
   for (uint32_t h = 0; h < t.host.size(); ++h)
     if (t.host[h].op == HostOp::Signal) host_write_[h] = add(t.host[h].signal, {true, h}, kHostAgent, t.host[h].value, kHostWidth);
+  // Until a 32-bit write runs, its word's high half is bounded by the highest one any 64-bit write
+  // (or the initial value) can leave there.
+  processed_order_.resize(p_.signals.size());
+  for (size_t s = 0; s < p_.signals.size(); ++s) {
+    uint64_t high = init_[s] & ~uint64_t(0xffffffffu);
+    for (auto& w : writes_[s])
+      if (!w.narrow) high = std::max(high, w.value & ~uint64_t(0xffffffffu));
+    for (auto& w : writes_[s])
+      if (w.narrow) w.value |= high;
+  }
   for (size_t s = 0; s < p_.signals.size(); ++s)
     for (auto& a : by_agent_[s]) {
       size_t n = a.idx.size();
       a.suffix_max.assign(n + 1, 0);
       a.suffix_max32.assign(n + 1, 0);
-      bool any = false;
       for (size_t j = n; j-- > 0;) {
         uint64_t v = writes_[s][a.idx[j]].value;
         a.suffix_max[j] = std::max(a.suffix_max[j + 1], v);
         a.suffix_max32[j] = std::max(a.suffix_max32[j + 1], v & 0xffffffffu);
-        any = true;
+        if (j + 1 < n) {
+          uint64_t next = writes_[s][a.idx[j + 1]].value;
+          a.monotone &= v <= next;
+          a.monotone32 &= (v & 0xffffffffu) <= (next & 0xffffffffu);
+        }
       }
-      (void)any;
     }
 }
 
@@ -83,17 +95,39 @@ bool Engine::write_dead(const SignalWrite& w) const {
   return qs_[c.queue].dead || (host_dead_ && !host_ran_[c.submit]);
 }
 
+size_t Engine::first_match(uint32_t s, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const {
+  const auto& ws = writes_[s];
+  bool mono = mask == 0xffffffffu ? aw.monotone32 : aw.monotone;
+  if (mono) {
+    auto it = std::partition_point(aw.idx.begin() + long(from), aw.idx.end(), [&](uint32_t i) { return (ws[i].value & mask) < v; });
+    return size_t(it - aw.idx.begin());
+  }
+  const auto& sm = mask == 0xffffffffu ? aw.suffix_max32 : aw.suffix_max;
+  for (size_t j = from; j < aw.idx.size() && sm[j] >= v; ++j)
+    if ((ws[aw.idx[j]].value & mask) >= v) return j;
+  return aw.idx.size();
+}
+
+uint32_t Engine::pending_candidate(EventRef w, uint32_t s, const AgentWrites& aw, uint64_t v, uint64_t mask) const {
+  if (aw.processed == aw.idx.size()) return kNone;
+  const auto& sm = mask == 0xffffffffu ? aw.suffix_max32 : aw.suffix_max;
+  if (sm[aw.processed] < v) return kNone;
+  if (aw.agent == kHostAgent ? host_dead_ : qs_[aw.agent].dead) return kNone;
+  size_t j = first_match(s, aw, aw.processed, v, mask);
+  if (j == aw.idx.size()) return kNone;
+  const SignalWrite& sw = writes_[s][aw.idx[j]];
+  // Writes are in submission order on each agent: if this one is submitted after a host wait (or
+  // never, because the host is dead), so are all later ones.
+  if (!sw.event.host && w.host && t_.cmds[sw.event.id].submit > w.id) return kNone;
+  if (write_dead(sw)) return kNone;
+  return aw.idx[j];
+}
+
 bool Engine::resolvable(EventRef w, uint32_t s, uint64_t v, uint64_t mask, uint32_t& blocker) const {
   uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
   for (const AgentWrites& aw : by_agent_[s]) {
-    if (aw.agent == own || aw.processed == aw.idx.size()) continue;  // own later writes come after it
-    const auto& sm = mask == 0xffffffffu ? aw.suffix_max32 : aw.suffix_max;
-    if (sm[aw.processed] < v) continue;
-    if (aw.agent != kHostAgent && qs_[aw.agent].dead) continue;
-    for (size_t j = aw.processed; j < aw.idx.size(); ++j) {
-      const SignalWrite& sw = writes_[s][aw.idx[j]];
-      if (w.host && !sw.event.host && t_.cmds[sw.event.id].submit > w.id) break;  // submitted after the host wait
-      if ((sw.value & mask) < v || write_dead(sw)) continue;
+    if (aw.agent == own) continue;  // its own later writes come after it
+    if (pending_candidate(w, s, aw, v, mask) != kNone) {
       blocker = aw.agent;
       return false;
     }
@@ -188,6 +222,19 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
 
 void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   SignalWrite& w = writes_[s][index];
+  if (w.narrow) {
+    // The high half comes from the latest write before it (processing order is a linear extension
+    // of happens-before, so the last processed write it knows is a latest one), else the initial value.
+    uint64_t high = init_[s];
+    int looked = 0;
+    for (auto it = processed_order_[s].rbegin(); it != processed_order_[s].rend(); ++it)
+      if (known(end, writes_[s][*it].event) || ++looked == 256) {  // 256: concurrent writes race anyway
+        high = writes_[s][*it].value;
+        break;
+      }
+    w.value = (high & ~uint64_t(0xffffffffu)) | (w.value & 0xffffffffu);
+  }
+  processed_order_[s].push_back(uint32_t(index));
   w.processed = true;
   w.end = std::make_shared<const Clock>(end);
   for (auto& aw : by_agent_[s])
@@ -359,17 +406,14 @@ void Engine::unstick(EngineObserver& obs) {
     const Node& n = nodes[i];
     for (const AgentWrites& aw : by_agent_[n.signal]) {
       if (aw.agent == n.agent) continue;
-      for (size_t j = aw.processed; j < aw.idx.size(); ++j) {
-        const SignalWrite& sw = writes_[n.signal][aw.idx[j]];
-        if (n.wait.host && !sw.event.host && t_.cmds[sw.event.id].submit > n.wait.id) break;
-        if ((sw.value & n.mask) < n.v || write_dead(sw)) continue;
-        int to = -1;
-        if (sw.event.host) to = host_node;
-        else if (!host_ran_[t_.cmds[sw.event.id].submit] || node_of_queue[aw.agent] < 0) to = host_node;
-        else to = node_of_queue[aw.agent];
-        if (to >= 0 && out[i].insert(to).second) boost::add_edge(i, size_t(to), g);
-        break;
-      }
+      uint32_t idx = pending_candidate(n.wait, n.signal, aw, n.v, n.mask);
+      if (idx == kNone) continue;
+      const SignalWrite& sw = writes_[n.signal][idx];
+      int to = -1;
+      if (sw.event.host) to = host_node;
+      else if (!host_ran_[t_.cmds[sw.event.id].submit] || node_of_queue[aw.agent] < 0) to = host_node;
+      else to = node_of_queue[aw.agent];
+      if (to >= 0 && out[i].insert(to).second) boost::add_edge(i, size_t(to), g);
     }
   }
   std::vector<int> comp(nodes.size());
@@ -383,18 +427,24 @@ void Engine::unstick(EngineObserver& obs) {
   }
   for (int c = 0; c < ncomp; ++c) {
     if (!sink[size_t(c)]) continue;
-    // Waits of the group that some write already made can satisfy are resolved with those writes:
-    // the writes still held back come after them.
+    // The group's earliest-submitted wait that some write already made can satisfy is resolved
+    // with the writes made so far: the writes still held back come after it (they are submitted
+    // later and wait, directly or not, for it). The others then resolve normally, seeing the
+    // writes it releases. One at a time, so a later wait is never resolved before writes that
+    // can legitimately satisfy it have run.
     bool any = false;
+    int pick = -1;
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (comp[i] != c) continue;
       const Node& n = nodes[i];
-      bool has = false;
+      bool has = (init_[n.signal] & n.mask) >= n.v;
       for (const SignalWrite& w : writes_[n.signal])
         if (w.processed && (w.value & n.mask) >= n.v) has = true;
-      if ((init_[n.signal] & n.mask) >= n.v) has = true;
-      if (!has) continue;
+      if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = int(i);
+    }
+    if (pick >= 0) {
       any = true;
+      const Node& n = nodes[size_t(pick)];
       if (n.wait.host) host_forced_ = true;
       else qs_[n.agent].forced = true;
     }

@@ -34,7 +34,8 @@ struct EventRef {
 struct SignalWrite {
   EventRef event;
   uint32_t agent;  // queue id, or kHostAgent
-  uint64_t value;  // the word after the write (values wider than the write are cut to its width)
+  uint64_t value;  // the word after the write; before it is processed, an upper bound of it
+  bool narrow = false;  // a 32-bit write: it replaces the low half and keeps the word's high half
   bool processed = false;
   std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
 };
@@ -135,12 +136,18 @@ class Engine {
     uint32_t agent;
     std::vector<uint32_t> idx;
     std::vector<uint64_t> suffix_max, suffix_max32;
+    bool monotone = true, monotone32 = true;  // values never decrease (timelines): binary search
     size_t processed = 0;
   };
+  // The first write of `aw` at or after `from` whose value satisfies `>= v` under `mask`.
+  size_t first_match(uint32_t signal, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const;
+  // The first live write that could still satisfy wait `w` on agent `aw`, or kNone.
+  uint32_t pending_candidate(EventRef w, uint32_t signal, const AgentWrites& aw, uint64_t v, uint64_t mask) const;
   std::vector<std::vector<AgentWrites>> by_agent_;
   std::vector<uint32_t> cmd_write_;   // per cmd: index into writes_[signal] (kNone if it writes none)
   std::vector<uint32_t> host_write_;  // per host event
   std::vector<uint64_t> init_;
+  std::vector<std::vector<uint32_t>> processed_order_;  // per signal: writes in processing order
   std::vector<WaitResolution> resolutions_;
   std::vector<uint32_t> cmd_resolution_, host_resolution_;
   std::vector<Deadlock> deadlocks_;

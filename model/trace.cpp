@@ -62,7 +62,7 @@ class Elaborator {
   size_t steps_ = 0;
   void budget(const Loc& loc) {
     if (++steps_ >= max_events_)
-      throw InputError{loc, "program expands to more than " + std::to_string(max_events_) + " events (an implementation limit)"};
+      throw InputError{loc, "program expands to more than " + std::to_string(max_events_) + " events (an implementation limit)", true};
   }
   uint32_t obj_slot(ObjectRef o) const { return o.kind == ObjectRef::Buffer ? o.id : uint32_t(p_.buffers.size()) + o.id; }
 

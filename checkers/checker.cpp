@@ -1,5 +1,7 @@
 #include "checkers/checker.h"
 
+#include <algorithm>
+
 #include "core/printer.h"
 
 namespace qvet {
@@ -87,15 +89,21 @@ class Fanout : public EngineObserver {
 
 }  // namespace
 
-CheckResult check_trace(const Trace& t) {
+CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules) {
   Engine engine(t);
   DiagnosticSink sink(t);
   CheckContext ctx{*t.program, t, engine, sink};
   std::vector<std::unique_ptr<Checker>> cs;
-  for (auto make : {make_race_checker, make_deadlock_checker, make_use_after_free_checker, make_free_in_flight_checker,
-                    make_peer_access_checker, make_value_width_checker, make_engine_checker, make_visibility_checker,
-                    make_signal_race_checker, make_stale_wait_checker, make_redundant_wait_checker})
-    cs.push_back(make(ctx));
+  using Make = std::unique_ptr<Checker> (*)(const CheckContext&);
+  const std::pair<const char*, Make> all[] = {
+      {"race", make_race_checker},           {"deadlock", make_deadlock_checker},
+      {"use-after-free", make_use_after_free_checker}, {"free-in-flight", make_free_in_flight_checker},
+      {"peer-access", make_peer_access_checker}, {"value-width", make_value_width_checker},
+      {"engine", make_engine_checker},       {"visibility", make_visibility_checker},
+      {"signal-race", make_signal_race_checker}, {"stale-wait", make_stale_wait_checker},
+      {"redundant-wait", make_redundant_wait_checker}};
+  for (auto& [id, make] : all)
+    if (rules.empty() || std::find(rules.begin(), rules.end(), id) != rules.end()) cs.push_back(make(ctx));
   Fanout fan(cs);
   engine.run(fan);
   for (auto& c : cs) c->finish();

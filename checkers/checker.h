@@ -82,7 +82,8 @@ struct CheckResult {
   std::vector<Diagnostic> diagnostics;  // sorted
 };
 
-// Runs the engine and every checker over a trace.
-CheckResult check_trace(const Trace& t);
+// Runs the engine and the checkers over a trace. `rules`: the rule ids to run (empty: all); the
+// engine always runs, so {"none"} measures it alone.
+CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules = {});
 
 }  // namespace qvet

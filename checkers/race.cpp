@@ -35,14 +35,15 @@ class RaceChecker : public Checker {
       const Access& acc = c_.t.accesses[a];
       if (acc.freed_by != kNone) continue;  // use-after-free reports it; the memory may be another buffer's
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
-        auto check = [&](std::vector<ShadowAccess>& list, const char* kind) {
+        auto check = [&](auto& list, const char* kind) {
           for (const ShadowAccess& o : list)
             if (o.ev != ev && !c_.e.known(k, o.ev)) report(o, {ev, a}, kind, lo, seg.hi);
         };
         check(seg.writers, acc.write ? "WAW" : "RAW");
         if (acc.write) check(seg.readers, "WAR");
-        auto keep_concurrent = [&](std::vector<ShadowAccess>& list) {
-          std::erase_if(list, [&](const ShadowAccess& o) { return o.ev == ev || c_.e.known(k, o.ev); });
+        auto keep_concurrent = [&](auto& list) {
+          list.erase(std::remove_if(list.begin(), list.end(), [&](const ShadowAccess& o) { return o.ev == ev || c_.e.known(k, o.ev); }),
+                     list.end());
         };
         if (acc.write) {
           keep_concurrent(seg.writers);
@@ -55,7 +56,8 @@ class RaceChecker : public Checker {
       });
     }
   }
-  static void push(std::vector<ShadowAccess>& list, ShadowAccess x) {
+  template <class List>
+  static void push(List& list, ShadowAccess x) {
     if (list.size() >= ShadowMemory::kKeep) list.erase(list.begin());
     list.push_back(x);
   }

@@ -6,6 +6,8 @@
 #include <map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "model/engine.h"
 
 namespace qvet {
@@ -17,7 +19,7 @@ struct ShadowAccess {
 
 struct ShadowSegment {
   uint64_t hi;
-  std::vector<ShadowAccess> writers, readers;
+  boost::container::small_vector<ShadowAccess, 1> writers, readers;
 };
 
 class ShadowMemory {

@@ -86,7 +86,10 @@ std::string generate_program(const GenOptions& o, std::vector<uint64_t>* bug_lin
     QueueGen& q = qs[b % qs.size()];
     emit("submit " + q.name + " {");
     uint64_t n = 0;
-    if (q.value > 0) emit("  wait " + q.tl + " >= " + std::to_string(q.value)), ++n;  // own previous batch
+    // Own previous batch: only a chained (NV compute) queue needs it, to order its first launch
+    // after the previous batch's launches; serial queues already are.
+    std::string qarch = o.arch == "mixed" ? archs[q.device % 2] : o.arch;
+    if (q.value > 0 && !q.copy && qarch == "nv") emit("  wait " + q.tl + " >= " + std::to_string(q.value)), ++n;
     // A producer: another queue that has written an output slot.
     QueueGen* prod = nullptr;
     if (std::uniform_int_distribution<int>(0, 99)(rng) < o.cross_percent) {

@@ -1,6 +1,9 @@
 // qvet: the command-line front end. Parses arguments, loads programs, runs the checkers and
 // renders diagnostics; exit codes follow diagnostics.md (0 clean, 1 errors, 2 bad input or
 // usage, 3 internal failure). No exception or crash escapes main.
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -47,7 +50,9 @@ const char* kCheckHelp =
     "  --format text|json|sarif   output format (default text)\n"
     "  --expect                   compare findings with the file's `# expect:` lines; exit 0 exactly when they match\n"
     "  --werror                   warnings count as errors for the exit code\n"
-    "  --param NAME=VALUE         bind a param (repeatable); unbound params take their smallest admissible value\n"
+    "  --param NAME=VALUE         bind a param (repeatable); unbound params are sampled (docs/language-notes.md)\n"
+    "  --stats                    print time per phase and peak memory on standard error\n"
+    "  --rules R1,R2,...          run only these rules (`none`: only the ordering engine)\n"
     "  FILE may be `-` for standard input.\n";
 
 const char* kPrintHelp =
@@ -74,7 +79,25 @@ struct Args {
   uint32_t around = 0;
   int radius = 3;
   bool help = false;
+  bool stats = false;
+  std::vector<std::string> rules;  // --rules: run only these (default: all)
 };
+
+// --stats: wall time per phase and peak memory, on standard error (for benchmarks).
+struct Stopwatch {
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  double lap() {
+    auto t = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(t - t0).count();
+    t0 = t;
+    return s;
+  }
+};
+long peak_rss_kb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
 
 i128 parse_number(const std::string& s, const std::string& what) {
   try {
@@ -100,6 +123,18 @@ Args parse_args(int argc, char** argv, int start) {
     else if (is("--format")) a.format = value("--format");
     else if (s == "--expect") a.expect = true;
     else if (s == "--werror") a.werror = true;
+    else if (s == "--stats") a.stats = true;
+    else if (is("--rules")) {
+      std::string v = value("--rules");
+      for (size_t b = 0; b <= v.size();) {
+        size_t e = v.find(',', b);
+        if (e == std::string::npos) e = v.size();
+        std::string r = v.substr(b, e - b);
+        if (r != "none" && !find_rule(r)) throw UsageError{"--rules: unknown rule '" + r + "'"};
+        a.rules.push_back(r);
+        b = e + 1;
+      }
+    }
     else if (is("--param")) {
       std::string v = value("--param");
       auto eq = v.find('=');
@@ -164,7 +199,7 @@ std::optional<Loaded> load(SourceSet& src, const std::string& file, const Args& 
 }
 
 // Checks every binding and merges findings with the same rule and locations.
-std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Loaded& l, int& rc) {
+std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Loaded& l, int& rc, const Args& a) {
   std::vector<Diagnostic> out;
   std::set<std::tuple<std::string, Loc, Loc>> seen;
   for (size_t i = 0; i < l.bindings.size(); ++i) {
@@ -180,7 +215,12 @@ std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Loaded
       return std::nullopt;
     }
     t.program = &l.program;
-    for (auto& d : check_trace(t).diagnostics)
+    Stopwatch sw;
+    auto res = check_trace(t, a.rules);
+    if (a.stats)
+      std::cerr << "stats: " << t.cmds.size() << " commands, " << t.host.size() << " host statements; engine+checkers "
+                << sw.lap() << " s\n";
+    for (auto& d : res.diagnostics)
       if (seen.insert({d.rule, d.loc, d.related.empty() ? Loc{} : d.related[0].loc}).second) out.push_back(std::move(d));
   }
   sort_diagnostics(out);
@@ -197,8 +237,14 @@ int cmd_check(const Args& a) {
   std::vector<Diagnostic> all;
   for (const std::string& file : a.files) {
     int rc = 0;
+    Stopwatch sw;
     auto l = load(src, file, a, rc);
-    auto diags = l ? check_loaded(src, *l, rc) : std::nullopt;
+    double t_load = sw.lap();
+    auto diags = l ? check_loaded(src, *l, rc, a) : std::nullopt;
+    double t_check = sw.lap();
+    if (a.stats && l)
+      std::cerr << "stats: " << file << ": load " << t_load << " s, elaborate+check " << t_check << " s, peak RSS "
+                << peak_rss_kb() / 1024 << " MiB\n";
     if (!diags) {
       worst = std::max(worst, rc);
       continue;
@@ -298,7 +344,8 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    int rc = run(argc, argv);
+    return rc;
   } catch (const UsageError& e) {
     std::cerr << "qvet: error: " << e.message << "\n(see `qvet help`)\n";
     return 2;

@@ -90,8 +90,7 @@ struct Range {
   uint32_t buffer = kNone;  // as written (may be a view)
   bool whole = true;        // a bare name
   Expr lo, hi;              // as written, relative to `buffer` (whole: 0..size)
-  uint32_t base = kNone;
-  Expr base_lo, base_hi;    // resolved within the base buffer
+  uint32_t base = kNone;    // resolved: bytes [buffer.base_lo + lo, buffer.base_lo + hi) of this base
 };
 
 enum class CmdOp : uint8_t { Wait, Signal, Timestamp, Exec, Copy, Barrier, MemoryBarrier };

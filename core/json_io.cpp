@@ -75,7 +75,7 @@ struct Writer {
         const Buffer& b = p.buffers[s.id];
         j = {{"kind", "buffer"}, {"name", b.name}};
         if (b.is_view()) {
-          Range r{b.loc, b.parent, false, b.lo, b.hi, 0, {}, {}};
+          Range r{b.loc, b.parent, false, b.lo, b.hi, 0};
           j["view"] = print_range(p, r);
         } else {
           j["on"] = owner(b.owner);

@@ -72,6 +72,12 @@ i128 lex_number(std::string_view s, size_t& i, const Loc& loc) {
 
 std::vector<Token> lex_line(std::string_view s, uint32_t file, uint32_t lineno) {
   std::vector<Token> out;
+  lex_line(s, file, lineno, out);
+  return out;
+}
+
+void lex_line(std::string_view s, uint32_t file, uint32_t lineno, std::vector<Token>& out) {
+  out.clear();
   size_t i = 0;
   while (i < s.size()) {
     char c = s[i];
@@ -140,7 +146,6 @@ std::vector<Token> lex_line(std::string_view s, uint32_t file, uint32_t lineno) 
   end.kind = Tok::End;
   end.loc = {file, lineno, uint32_t(s.size() + 1)};
   out.push_back(end);
-  return out;
 }
 
 }  // namespace qvet

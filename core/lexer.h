@@ -33,6 +33,8 @@ struct Token {
 // Splits `line` (without its newline) into tokens; a comment ends the line. Throws InputError
 // for characters outside the language, integers beyond 64 bits and malformed literals.
 std::vector<Token> lex_line(std::string_view line, uint32_t file, uint32_t lineno);
+// Same, into `out` (cleared first), so a parser can reuse one buffer for every line.
+void lex_line(std::string_view line, uint32_t file, uint32_t lineno, std::vector<Token>& out);
 
 // Rejects input that is not text: NUL and other control bytes anywhere, non-ASCII outside
 // comments. Throws InputError at the first offending byte.

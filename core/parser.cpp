@@ -91,7 +91,7 @@ class Parser {
       uint32_t lineno = uint32_t(next_line_ + 1);
       std::string_view line = lines_[next_line_++];
       if (!map_) scan_expect(line, lineno);
-      toks_ = lex_line(line, file_, lineno);
+      lex_line(line, file_, lineno, toks_);
       for (auto& t : toks_) t.loc = map_loc(t.loc);
       ti_ = 0;
       if (toks_.size() > 1) return true;
@@ -225,11 +225,15 @@ class Parser {
   }
 
   // ---- expressions ----------------------------------------------------------------------
-  std::vector<Interval> ranges() const {
-    std::vector<Interval> r;
-    for (auto& v : p_.vars) r.push_back(v.range);
-    return r;
+  // Every variable's range, indexed by variable id (rebuilt only when variables were added).
+  const std::vector<Interval>& ranges() {
+    if (ranges_.size() != p_.vars.size()) {
+      ranges_.clear();
+      for (auto& v : p_.vars) ranges_.push_back(v.range);
+    }
+    return ranges_;
   }
+  std::vector<Interval> ranges_;
   bool uses_list_param(const Expr& e) const {
     for (auto& [v, c] : e.terms)
       if (p_.vars[v].kind == Var::ListParam) return true;
@@ -319,8 +323,6 @@ class Parser {
       r.hi = b.size;
     }
     r.base = b.base;
-    r.base_lo = b.base_lo + r.lo;
-    r.base_hi = b.base_lo + r.hi;
     check_range(r, "");
     return r;
   }
@@ -328,19 +330,22 @@ class Parser {
   void check_range(const Range& r, const std::string& context) {
     if (uses_list_param(r.lo) || uses_list_param(r.hi)) return;
     const Buffer& b = p_.buffers[r.buffer];
-    auto rg = ranges();
+    const auto& rg = ranges();
+    bool empty = bounds(r.hi - r.lo, rg).lo < 1;
+    bool out = bounds(b.size - r.hi, rg).lo < 0 || bounds(r.lo, rg).lo < 0;
+    if (!empty && !out) return;
     auto names = p_.var_names();
     std::string what = "range " + b.name + "[" + format_size(r.lo, names) + ":" + format_size(r.hi, names) + "]";
     bool fixed = r.lo.is_constant() && r.hi.is_constant() && b.size.is_constant();
     std::string is = fixed ? " is " : " can be ";
-    if (bounds(r.hi - r.lo, rg).lo < 1) fail(r.loc, what + is + "empty" + context);
-    if (bounds(b.size - r.hi, rg).lo < 0 || bounds(r.lo, rg).lo < 0)
-      fail(r.loc, what + is + "out of bounds of '" + b.name + "' (" + format_size(b.size, names) + " bytes)" + context);
+    if (empty) fail(r.loc, what + is + "empty" + context);
+    fail(r.loc, what + is + "out of bounds of '" + b.name + "' (" + format_size(b.size, names) + " bytes)" + context);
   }
 
   // ---- device commands ------------------------------------------------------------------
   // Parses command lines up to the closing '}' of a block opened at `open`.
   void parse_command_block(std::vector<Command>& out, const Loc& open) {
+    out.reserve(16);
     while (true) {
       if (!next_statement()) fail(open, "block opened here is never closed");
       if (at(Tok::RBrace)) {
@@ -492,7 +497,7 @@ class Parser {
         b.lo = r.lo, b.hi = r.hi;
         b.size = r.hi - r.lo;
         b.base = parent.base;
-        b.base_lo = r.base_lo, b.base_hi = r.base_hi;
+        b.base_lo = parent.base_lo + r.lo, b.base_hi = parent.base_lo + r.hi;
       } else {
         expect_word("on");
         b.owner = parse_owner();
@@ -644,7 +649,7 @@ class Parser {
       check_u64(s.lo, ll, "loop bound");
       check_u64(s.hi, hl, "loop bound");
       if (!opens_block()) fail_expected("'{'");
-      auto rg = ranges();
+      const auto& rg = ranges();
       s.id = uint32_t(p_.vars.size());
       p_.vars.push_back({Var::Loop, n, vt.loc, {}, {bounds(s.lo, rg).lo, bounds(s.hi, rg).hi}});
       scope_.push_back({n, s.id});
@@ -750,14 +755,22 @@ LoadResult load_program(SourceSet& src, const std::string& path) {
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), {});
   } else {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) {
       LoadResult r;
       uint32_t f = src.add(path, "");
       r.error = input_diagnostic({{f, 0, 0}, "cannot open file"});
       return r;
     }
-    text.assign(std::istreambuf_iterator<char>(in), {});
+    std::streamoff size = in.tellg();
+    in.seekg(0);
+    if (size > 0) {
+      text.resize(size_t(size));
+      in.read(text.data(), size);
+      text.resize(size_t(in.gcount()));
+    } else {
+      text.assign(std::istreambuf_iterator<char>(in), {});  // pipes and other unsized files
+    }
   }
   return load_program_text(src, path == "-" ? "<stdin>" : path, std::move(text));
 }

@@ -91,7 +91,7 @@ void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, s
       case StmtKind::Buffer: {
         const Buffer& b = p.buffers[s.id];
         if (b.is_view()) {
-          Range r{b.loc, b.parent, false, b.lo, b.hi, 0, {}, {}};
+          Range r{b.loc, b.parent, false, b.lo, b.hi, 0};
           line("buffer " + b.name + " = " + print_range(p, r));
         } else {
           line("buffer " + b.name + " on " + owner_name(p, b.owner) + " " + format_size(b.size, names));

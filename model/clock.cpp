@@ -1,6 +1,7 @@
 #include "model/clock.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace qvet {
 
@@ -35,7 +36,7 @@ void Clock::join(const Clock& o) {
   host_ = std::max(host_, o.host_);
   for (size_t q = 0; q < done_.size(); ++q) done_[q] = std::max(done_[q], o.done_[q]);
   if (o.extra_.empty() && extra_.empty()) return;
-  std::vector<std::pair<uint32_t, uint32_t>> merged;
+  boost::container::small_vector<std::pair<uint32_t, uint32_t>, 4> merged;
   std::set_union(extra_.begin(), extra_.end(), o.extra_.begin(), o.extra_.end(), std::back_inserter(merged));
   extra_.clear();
   for (auto& e : merged)
@@ -53,7 +54,7 @@ void Clock::normalize_all() {
 
 void Clock::meet(const Clock& o) {
   host_ = std::min(host_, o.host_);
-  std::vector<std::pair<uint32_t, uint32_t>> kept;
+  boost::container::small_vector<std::pair<uint32_t, uint32_t>, 4> kept;
   for (auto& e : extra_)
     if (o.knows(e.first, e.second)) kept.push_back(e);
   for (auto& e : o.extra_)

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 namespace qvet {
 
 class Clock {
@@ -34,9 +36,10 @@ class Clock {
  private:
   void normalize(uint32_t queue);
   void normalize_all();
+  // Inline storage: copying a clock of up to 32 queues allocates nothing (clocks are copied per command).
   int64_t host_ = -1;
-  std::vector<uint32_t> done_;
-  std::vector<std::pair<uint32_t, uint32_t>> extra_;  // (queue, index), sorted, index >= done_[queue]
+  boost::container::small_vector<uint32_t, 32> done_;
+  boost::container::small_vector<std::pair<uint32_t, uint32_t>, 2> extra_;  // (queue, index), sorted, index >= done_[queue]
 };
 
 }  // namespace qvet

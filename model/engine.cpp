@@ -1,7 +1,8 @@
 #include "model/engine.h"
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
+// vector_as_graph first: strong_components finds its functions by name lookup at definition.
+#include <boost/graph/vector_as_graph.hpp>
 #include <boost/graph/strong_components.hpp>
 #include <functional>
 #include <set>
@@ -48,6 +49,7 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   // Until a 32-bit write runs, its word's high half is bounded by the highest one any 64-bit write
   // (or the initial value) can leave there.
   processed_order_.resize(p_.signals.size());
+  sig_epoch_.assign(p_.signals.size(), 0);
   for (size_t s = 0; s < p_.signals.size(); ++s) {
     uint64_t high = init_[s] & ~uint64_t(0xffffffffu);
     for (auto& w : writes_[s])
@@ -235,16 +237,20 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     w.value = (high & ~uint64_t(0xffffffffu)) | (w.value & 0xffffffffu);
   }
   processed_order_[s].push_back(uint32_t(index));
+  ++sig_epoch_[s];
   w.processed = true;
   w.end = std::make_shared<const Clock>(end);
   for (auto& aw : by_agent_[s])
     if (aw.agent == w.agent) {
       ++aw.processed;
+      aw.processed_max = std::max(aw.processed_max, w.value);
+      aw.processed_max32 = std::max(aw.processed_max32, w.value & 0xffffffffu);
       break;
     }
 }
 
 void Engine::kill_agent(uint32_t agent, uint32_t cause) {
+  ++deaths_;
   if (agent == kHostAgent) {
     host_dead_ = true;
     host_dead_cause_ = cause;
@@ -282,7 +288,11 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
     case CmdOp::Wait: {
       uint64_t mask = word_mask(q, true), v = uint64_t(c.value) & mask;
       uint32_t blocker;
-      if (!st.forced && !resolvable({false, id}, c.signal, v, mask, blocker)) return false;
+      if (!st.forced && st.blocked_at == epoch(c.signal)) return false;
+      if (!st.forced && !resolvable({false, id}, c.signal, v, mask, blocker)) {
+        st.blocked_at = epoch(c.signal);
+        return false;
+      }
       st.forced = false;
       Clock learned;
       if (!resolve({false, id}, c.signal, v, mask, start, learned, obs)) {
@@ -343,7 +353,11 @@ bool Engine::step_host(EngineObserver& obs) {
   if (e.op == HostOp::Wait) {
     uint64_t mask = width_mask(kHostWidth), v = uint64_t(e.value);
     uint32_t blocker;
-    if (!host_forced_ && !resolvable({true, h}, e.signal, v, mask, blocker)) return false;
+    if (!host_forced_ && host_blocked_at_ == epoch(e.signal)) return false;
+    if (!host_forced_ && !resolvable({true, h}, e.signal, v, mask, blocker)) {
+      host_blocked_at_ = epoch(e.signal);
+      return false;
+    }
     host_forced_ = false;
     Clock learned;
     if (!resolve({true, h}, e.signal, v, mask, k, learned, obs)) {
@@ -399,9 +413,9 @@ void Engine::unstick(EngineObserver& obs) {
     for (auto& st : qs_) st.dead = true;
     return;
   }
-  using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
-  G g(nodes.size());
-  std::vector<std::set<int>> out(nodes.size());
+  // The graph is tiny (one node per stuck agent) and built once per stuck episode, so it is a plain
+  // vector of adjacency lists (Boost's vector_as_graph) rather than an adjacency_list.
+  std::vector<std::vector<int>> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     for (const AgentWrites& aw : by_agent_[n.signal]) {
@@ -413,11 +427,11 @@ void Engine::unstick(EngineObserver& obs) {
       if (sw.event.host) to = host_node;
       else if (!host_ran_[t_.cmds[sw.event.id].submit] || node_of_queue[aw.agent] < 0) to = host_node;
       else to = node_of_queue[aw.agent];
-      if (to >= 0 && out[i].insert(to).second) boost::add_edge(i, size_t(to), g);
+      if (to >= 0 && std::find(out[i].begin(), out[i].end(), to) == out[i].end()) out[i].push_back(to);
     }
   }
   std::vector<int> comp(nodes.size());
-  int ncomp = boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
+  int ncomp = boost::strong_components(out, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, out)));
   std::vector<bool> sink(size_t(ncomp), true);
   std::vector<int> size(size_t(ncomp), 0);
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -438,8 +452,8 @@ void Engine::unstick(EngineObserver& obs) {
       if (comp[i] != c) continue;
       const Node& n = nodes[i];
       bool has = (init_[n.signal] & n.mask) >= n.v;
-      for (const SignalWrite& w : writes_[n.signal])
-        if (w.processed && (w.value & n.mask) >= n.v) has = true;
+      for (const AgentWrites& aw : by_agent_[n.signal])
+        if (aw.processed && (n.mask == 0xffffffffu ? aw.processed_max32 : aw.processed_max) >= n.v) has = true;
       if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = int(i);
     }
     if (pick >= 0) {

@@ -105,6 +105,7 @@ class Engine {
     int releases_left = 0;     // chained: release signals the exec can still carry
     bool dead = false;
     bool forced = false;   // unstick: resolve the head wait with the writes already made
+    uint64_t blocked_at = ~uint64_t(0);  // the head wait was found blocked at this epoch of its signal
   };
   bool step_queue(uint32_t q, EngineObserver& obs);
   bool step_host(EngineObserver& obs);
@@ -127,6 +128,12 @@ class Engine {
   size_t host_pos_ = 0;
   bool host_dead_ = false;
   bool host_forced_ = false;
+  // A blocked wait need not be re-examined until a write of its signal is processed or an agent
+  // dies: epoch(signal) counts both.
+  std::vector<uint64_t> sig_epoch_;
+  uint64_t deaths_ = 0;
+  uint64_t epoch(uint32_t signal) const { return sig_epoch_[signal] + (deaths_ << 40); }
+  uint64_t host_blocked_at_ = ~uint64_t(0);
   Clock host_clock_;
   std::vector<std::shared_ptr<const Clock>> submit_clock_;  // per host event (submits)
   std::vector<std::pair<uint32_t, std::shared_ptr<const Clock>>> kept_host_clocks_;
@@ -138,6 +145,7 @@ class Engine {
     std::vector<uint64_t> suffix_max, suffix_max32;
     bool monotone = true, monotone32 = true;  // values never decrease (timelines): binary search
     size_t processed = 0;
+    uint64_t processed_max = 0, processed_max32 = 0;  // the largest values written so far
   };
   // The first write of `aw` at or after `from` whose value satisfies `>= v` under `mask`.
   size_t first_match(uint32_t signal, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const;

@@ -46,6 +46,11 @@ class Elaborator {
   }
 
   Trace run() {
+    size_t cmds = 0, accesses = 0, host = 0;
+    estimate(p_.stmts, 1, cmds, accesses, host);
+    t_.cmds.reserve(std::min(cmds, max_events_));
+    t_.accesses.reserve(std::min(accesses, max_events_));
+    t_.host.reserve(std::min(host, max_events_));
     stmts(p_.stmts, 0);
     return std::move(t_);
   }
@@ -67,7 +72,7 @@ class Elaborator {
   uint32_t obj_slot(ObjectRef o) const { return o.kind == ObjectRef::Buffer ? o.id : uint32_t(p_.buffers.size()) + o.id; }
 
   void add_access(const Range& r, bool write) {
-    i128 lo = eval(r.base_lo), hi = eval(r.base_hi);
+    i128 off = eval(p_.buffers[r.buffer].base_lo), lo = off + eval(r.lo), hi = off + eval(r.hi);
     uint32_t base = r.base;
     Access a{base, uint64_t(lo), uint64_t(hi), write, r.loc, live_buf_[base] ? kNone : freed_buf_[base]};
     t_.accesses.push_back(a);
@@ -98,6 +103,26 @@ class Elaborator {
     budget(e.loc);
     t_.host.push_back(std::move(e));
     return uint32_t(t_.host.size() - 1);
+  }
+
+  // Sizes of the elaborated program (loop bounds evaluated with the outer variables at their
+  // current binding; a hint for reserving, not a limit).
+  void estimate(const std::vector<Stmt>& list, size_t times, size_t& cmds, size_t& acc, size_t& host) {
+    for (const Stmt& s : list) {
+      if (cmds > max_events_) return;
+      const std::vector<Command>* body = s.kind == StmtKind::Submit ? &s.cmds
+                                         : s.kind == StmtKind::SubmitList ? &p_.lists[s.id2].body : nullptr;
+      if (body) {
+        cmds += times * body->size();
+        for (auto& c : *body) acc += times * (c.reads.size() + c.writes.size());
+      }
+      if (s.kind >= StmtKind::Submit && s.kind != StmtKind::Repeat) host += times;
+      if (s.kind == StmtKind::Read || s.kind == StmtKind::Write) acc += times;
+      if (s.kind == StmtKind::Repeat) {
+        i128 n = eval(s.hi) - eval(s.lo) + 1;
+        if (n > 0) estimate(s.body, size_t(std::min<i128>(n * i128(times), i128(max_events_))), cmds, acc, host);
+      }
+    }
   }
 
   void stmts(const std::vector<Stmt>& list, uint32_t ctx) {

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# qvet benchmark suite (not a test): parse throughput, check throughput per rule family and in
+# total, peak memory per command, and the naive transitive-closure baseline where it fits.
+# Usage: bench/run.sh [MAX_COMMANDS]   (default 1000000; 10000000 needs ~10 GB and a few minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+max=${1:-1000000}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" --target qvet qvet_bench_naive >/dev/null
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+q=build/qvet
+# stat FILE [qvet args...] -> "load_s check_s engine_s rss_mib"
+stat() {
+  local f=$1; shift
+  "$q" check --stats "$@" "$f" 2>&1 >/dev/null | awk '
+    /engine\+checkers/ { for (i = 1; i <= NF; i++) if ($i == "engine+checkers") e = $(i + 1) }
+    /peak RSS/ { for (i = 1; i <= NF; i++) { if ($i == "load") l = $(i + 1); if ($i == "elaborate+check") c = $(i + 1); if ($i == "RSS") r = $(i + 1) } }
+    END { print l, c, e, r }'
+}
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo
+echo "| commands | file MB | parse s | parse MB/s | parse cmds/s | check s (all rules, end to end) | check cmds/s | peak MiB | bytes/cmd | naive closure s | naive MiB |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+n=1000
+while [ "$n" -le "$max" ]; do
+  f=$dir/g$n.hcq
+  "$q" gen --devices 8 --queues-per-device 3 --commands "$n" --seed 1 -o "$f"
+  mb=$(awk -v b="$(stat -c %s "$f" 2>/dev/null || wc -c <"$f")" 'BEGIN { printf "%.1f", b / 1e6 }')
+  read -r l c e r < <(stat "$f")
+  naive="-"; nmib="-"
+  if [ "$n" -le 30000 ]; then
+    out=$(build/qvet_bench_naive "$f")
+    naive=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "closure") print $(i + 1) }' <<<"$out")
+    nmib=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "MiB") print $(i - 1) }' <<<"$out")
+  fi
+  awk -v n="$n" -v mb="$mb" -v l="$l" -v c="$c" -v r="$r" -v nv="$naive" -v nm="$nmib" 'BEGIN {
+    t = l + c; printf "| %d | %s | %.3f | %.0f | %.2e | %.3f | %.2e | %d | %.0f | %s | %s |\n",
+      n, mb, l, mb / l, n / l, t, n / t, r, r * 1048576 / n, nv, nm }'
+  [ "$n" = 30000 ] || true
+  case $n in 1000|10000|100000|1000000) ;; esac
+  n=$((n * 10))
+done
+echo
+echo "Per rule family at the largest size (engine alone, then engine + one family; seconds):"
+f=$dir/g$((n / 10)).hcq
+read -r _ _ base _ < <(stat "$f" --rules none)
+echo "| rules | engine+checkers s | family alone s |"
+echo "| --- | ---: | ---: |"
+echo "| none (ordering engine) | $base | - |"
+for r in race deadlock use-after-free free-in-flight peer-access value-width engine visibility signal-race stale-wait redundant-wait; do
+  read -r _ _ e _ < <(stat "$f" --rules "$r")
+  awk -v r="$r" -v e="$e" -v b="$base" 'BEGIN { d = e - b; if (d < 0) d = 0; printf "| %s | %.3f | %.3f |\n", r, e, d }'
+done

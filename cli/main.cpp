@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "checkers/checker.h"
+#include "checkers/verify.h"
 #include "cli/gen.h"
 #include "core/expect.h"
 #include "core/json_io.h"
@@ -153,78 +154,35 @@ int report_input_error(const Diagnostic& d, const SourceSet& src) {
   return 2;
 }
 
-// A loaded program and the param bindings it is checked under.
-struct Loaded {
-  Program program;
-  std::vector<std::vector<i128>> bindings;
-};
-
-// Params bound on the command line keep their value; the others are checked at their smallest
-// admissible value and at a few iterations more (loop bounds), until symbolic verification lands.
-std::optional<Loaded> load(SourceSet& src, const std::string& file, const Args& a, int& rc) {
+// Loads one file; prints the error and returns nothing on invalid input.
+std::optional<Program> load(SourceSet& src, const std::string& file, int& rc) {
   LoadResult r = load_program(src, file);
   if (!r.program) {
     rc = report_input_error(*r.error, src);
     return std::nullopt;
   }
-  Loaded l{std::move(*r.program), {}};
+  return std::move(*r.program);
+}
+
+// Verifies a program for every admissible param value (checkers/verify.h).
+std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Program& p, int& rc, const Args& a) {
+  VerifyOptions o;
+  o.fixed = a.params;
+  o.rules = a.rules;
   try {
-    std::vector<i128> low = bind_params(l.program, a.params), high = low, top = low;
-    std::string lo_text, hi_text, top_text;
-    for (size_t v = 0; v < l.program.vars.size(); ++v) {
-      const Var& var = l.program.vars[v];
-      if (var.kind != Var::Param ||
-          std::any_of(a.params.begin(), a.params.end(), [&](auto& p) { return p.first == var.name; }))
-        continue;
-      high[v] = std::min(var.range.hi, var.range.lo + 4);
-      top[v] = var.range.hi;
-      lo_text += (lo_text.empty() ? "" : ", ") + var.name + " = " + i128_to_string(low[v]);
-      hi_text += (hi_text.empty() ? "" : ", ") + var.name + " = " + i128_to_string(high[v]);
-      top_text += (top_text.empty() ? "" : ", ") + var.name + " = " + format_int(top[v]);
-    }
-    l.bindings.push_back(low);
-    if (high != low) l.bindings.push_back(high);
-    if (top != high) l.bindings.push_back(top);
-    if (!lo_text.empty())
-      std::cerr << src.name(l.program.file) << ": note: params checked with " << lo_text
-                << (high != low ? "; " + hi_text : std::string()) << (top != high ? "; " + top_text : std::string())
-                << " (sampled, not proved for every value; bind others with --param)\n";
+    Stopwatch sw;
+    VerifyResult res = verify_program(p, o);
+    if (a.stats)
+      std::cerr << "stats: " << res.commands << " commands, " << res.host << " host statements; engine+checkers "
+                << sw.lap() << " s\n";
+    for (auto& n : res.notes) std::cerr << src.name(p.file) << ": note: " << n << "\n";
+    return std::move(res.diagnostics);
   } catch (const InputError& e) {
     Diagnostic d = input_diagnostic(e);
-    if (!d.loc.file) d.loc.file = l.program.file;
+    if (!d.loc.file) d.loc.file = p.file;
     rc = report_input_error(d, src);
     return std::nullopt;
   }
-  return l;
-}
-
-// Checks every binding and merges findings with the same rule and locations.
-std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Loaded& l, int& rc, const Args& a) {
-  std::vector<Diagnostic> out;
-  std::set<std::tuple<std::string, Loc, Loc>> seen;
-  for (size_t i = 0; i < l.bindings.size(); ++i) {
-    Trace t;
-    try {
-      // The largest binding is a sample only where it stays small enough to unroll.
-      t = elaborate(l.program, l.bindings[i], i == 2 ? 2'000'000 : kMaxEvents);
-    } catch (const InputError& e) {
-      if (i == 2 && e.limit) continue;
-      Diagnostic d = input_diagnostic(e);
-      if (!d.loc.file) d.loc.file = l.program.file;
-      rc = report_input_error(d, src);
-      return std::nullopt;
-    }
-    t.program = &l.program;
-    Stopwatch sw;
-    auto res = check_trace(t, a.rules);
-    if (a.stats)
-      std::cerr << "stats: " << t.cmds.size() << " commands, " << t.host.size() << " host statements; engine+checkers "
-                << sw.lap() << " s\n";
-    for (auto& d : res.diagnostics)
-      if (seen.insert({d.rule, d.loc, d.related.empty() ? Loc{} : d.related[0].loc}).second) out.push_back(std::move(d));
-  }
-  sort_diagnostics(out);
-  return out;
 }
 
 int cmd_check(const Args& a) {
@@ -238,7 +196,7 @@ int cmd_check(const Args& a) {
   for (const std::string& file : a.files) {
     int rc = 0;
     Stopwatch sw;
-    auto l = load(src, file, a, rc);
+    auto l = load(src, file, rc);
     double t_load = sw.lap();
     auto diags = l ? check_loaded(src, *l, rc, a) : std::nullopt;
     double t_check = sw.lap();
@@ -250,16 +208,16 @@ int cmd_check(const Args& a) {
       continue;
     }
     if (a.expect) {
-      if (l->program.expects.empty()) {
-        std::cerr << src.name(l->program.file) << ": error: --expect needs at least one '# expect:' line\n";
+      if (l->expects.empty()) {
+        std::cerr << src.name(l->file) << ": error: --expect needs at least one '# expect:' line\n";
         worst = std::max(worst, 2);
         continue;
       }
-      ExpectOutcome o = match_expectations(l->program.expects, *diags, src);
+      ExpectOutcome o = match_expectations(l->expects, *diags, src);
       if (o.ok) {
-        std::cout << "PASS " << src.name(l->program.file) << "\n";
+        std::cout << "PASS " << src.name(l->file) << "\n";
       } else {
-        std::cout << "FAIL " << src.name(l->program.file) << "\n";
+        std::cout << "FAIL " << src.name(l->file) << "\n";
         for (auto& pr : o.problems) std::cout << "  " << pr << "\n";
         worst = std::max(worst, 1);
       }
@@ -300,15 +258,15 @@ int cmd_graph(const Args& a) {
   if (a.files.size() != 1) throw UsageError{"graph needs exactly one FILE"};
   SourceSet src;
   int rc = 0;
-  auto l = load(src, a.files[0], a, rc);
+  auto l = load(src, a.files[0], rc);
   if (!l) return rc;
   Trace t;
   try {
-    t = elaborate(l->program, l->bindings[0]);
+    t = elaborate(*l, bind_params(*l, a.params));
   } catch (const InputError& e) {
     return report_input_error(input_diagnostic(e), src);
   }
-  t.program = &l->program;
+  t.program = &*l;
   std::vector<std::pair<Loc, Loc>> races;
   for (auto& d : check_trace(t).diagnostics)
     if (d.rule == "race" && !d.related.empty()) races.push_back({d.loc, d.related[0].loc});

@@ -33,7 +33,8 @@ namespace {
 
 class Elaborator {
  public:
-  Elaborator(const Program& p, std::vector<i128> binding, size_t max_events) : p_(p), max_events_(max_events) {
+  Elaborator(const Program& p, std::vector<i128> binding, size_t max_events, bool symbolic)
+      : p_(p), max_events_(max_events), symbolic_(symbolic) {
     t_.program = &p;
     t_.binding = std::move(binding);
     t_.queue_cmds.resize(p.queues.size());
@@ -46,6 +47,8 @@ class Elaborator {
   }
 
   Trace run() {
+    if (symbolic_)
+      for (auto& g : p_.signals) t_.sym_signal_init.push_back(params_only(g.init));
     size_t cmds = 0, accesses = 0, host = 0;
     estimate(p_.stmts, 1, cmds, accesses, host);
     t_.cmds.reserve(std::min(cmds, max_events_));
@@ -58,6 +61,14 @@ class Elaborator {
  private:
   const Program& p_;
   size_t max_events_;
+  bool symbolic_;
+  // `e` with every variable that is not a param replaced by its current value.
+  Expr params_only(const Expr& e) const {
+    Expr r = Expr::of(e.constant);
+    for (auto& [v, c] : e.terms)
+      r = p_.vars[v].kind == Var::Param ? r + Expr::var(v).scaled(c) : r + Expr::of(sat_mul(c, t_.binding[v]));
+    return r;
+  }
   Trace t_;
   std::vector<bool> live_buf_, live_sig_;
   std::vector<uint32_t> freed_buf_, freed_sig_;
@@ -76,6 +87,11 @@ class Elaborator {
     uint32_t base = r.base;
     Access a{base, uint64_t(lo), uint64_t(hi), write, r.loc, live_buf_[base] ? kNone : freed_buf_[base]};
     t_.accesses.push_back(a);
+    if (symbolic_) {
+      Expr off = params_only(p_.buffers[r.buffer].base_lo);
+      t_.sym_access_lo.push_back(off + params_only(r.lo));
+      t_.sym_access_hi.push_back(off + params_only(r.hi));
+    }
   }
 
   void command(const Command& c, uint32_t queue, uint32_t submit, uint32_t ctx) {
@@ -91,6 +107,7 @@ class Elaborator {
       if (!live_sig_[c.signal]) tc.signal_freed_by = freed_sig_[c.signal];
     }
     if (c.op == CmdOp::Wait || c.op == CmdOp::Signal) tc.value = eval(c.value);
+    if (symbolic_) t_.sym_cmd_value.push_back(params_only(c.value));
     uint32_t id = uint32_t(t_.cmds.size());
     for (uint32_t a = tc.acc_begin; a < tc.acc_end; ++a)
       if (t_.accesses[a].freed_by == kNone) since_alloc_[t_.accesses[a].buffer].push_back(id);
@@ -99,8 +116,9 @@ class Elaborator {
     t_.cmds.push_back(tc);
   }
 
-  uint32_t host_event(HostEvent e) {
+  uint32_t host_event(HostEvent e, const Expr* value = nullptr) {
     budget(e.loc);
+    if (symbolic_) t_.sym_host_value.push_back(value ? params_only(*value) : Expr::of(e.value));
     t_.host.push_back(std::move(e));
     return uint32_t(t_.host.size() - 1);
   }
@@ -161,7 +179,7 @@ class Elaborator {
         e.signal = s.id;
         e.value = eval(s.value);
         if (!live_sig_[s.id]) e.signal_freed_by = freed_sig_[s.id];
-        host_event(std::move(e));
+        host_event(std::move(e), &s.value);
         return;
       case StmtKind::Read:
       case StmtKind::Write:
@@ -207,8 +225,8 @@ class Elaborator {
 
 }  // namespace
 
-Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events) {
-  return Elaborator(p, binding, max_events).run();
+Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events, bool symbolic) {
+  return Elaborator(p, binding, max_events, symbolic).run();
 }
 
 }  // namespace qvet

@@ -71,6 +71,10 @@ struct Trace {
   std::vector<Access> accesses;
   std::vector<Context> contexts;  // contexts[0] is the top level
   std::vector<i128> binding;      // the value of every param (other vars: last value)
+  // Symbolic mode (elaborate(..., symbolic = true)): every value and byte bound as an affine
+  // expression over the params, loop variables and list arguments replaced by their values.
+  std::vector<Expr> sym_cmd_value, sym_host_value, sym_access_lo, sym_access_hi;
+  std::vector<Expr> sym_signal_init;
 
   // "i = 2, k = 5" for a context (empty at top level).
   std::string describe(uint32_t ctx) const;
@@ -81,6 +85,7 @@ struct Trace {
 std::vector<i128> bind_params(const Program& p, const std::vector<std::pair<std::string, i128>>& values);
 
 // Elaborates `p` under `binding`. Throws InputError.
-Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events = kMaxEvents);
+Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events = kMaxEvents,
+                bool symbolic = false);
 
 }  // namespace qvet

@@ -9,4 +9,4 @@ cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DQVET_WERROR=ON -DQVET_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ctest --output-on-failure -j"$jobs" -L sanitize)
+(cd build-asan && ctest --output-on-failure -j"$jobs")

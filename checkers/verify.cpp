@@ -1,0 +1,178 @@
+#include "checkers/verify.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "checkers/checker.h"
+#include "smt/solver.h"
+
+namespace qvet {
+
+namespace {
+
+// Params that bound a `repeat` (they change how many events the program has).
+void loop_params(const Program& p, const std::vector<Stmt>& stmts, std::set<uint32_t>& out) {
+  for (const Stmt& s : stmts) {
+    if (s.kind != StmtKind::Repeat) continue;
+    for (const Expr* e : {&s.lo, &s.hi})
+      for (auto& [v, c] : e->terms)
+        if (p.vars[v].kind == Var::Param) out.insert(v);
+    loop_params(p, s.body, out);
+  }
+}
+
+struct AtomSet {
+  const Program& p;
+  std::vector<Interval> ranges;
+  std::vector<smt::Atom> atoms;
+  std::set<std::pair<int, std::string>> seen;
+  size_t dropped = 0, max;
+
+  // Keeps `e >= 0` (or `e == 0`) unless the params' boxes already decide it.
+  void add(const Expr& e, smt::Atom::Op op) {
+    if (e.is_constant()) return;
+    Interval b = bounds(e, ranges);
+    if (op == smt::Atom::Ge && (b.lo >= 0 || b.hi < 0)) return;
+    if (op == smt::Atom::Eq && (b.lo > 0 || b.hi < 0 || (b.lo == 0 && b.hi == 0))) return;
+    auto key = std::make_pair(int(op), to_string(e, p.var_names()));
+    if (!seen.insert(key).second) return;
+    if (atoms.size() >= max) {
+      ++dropped;
+      return;
+    }
+    atoms.push_back({e, op});
+  }
+};
+
+std::vector<smt::Atom> collect_atoms(const Program& p, const Trace& t, size_t max, size_t& dropped) {
+  AtomSet a{p, {}, {}, {}, 0, max};
+  for (auto& v : p.vars) a.ranges.push_back(v.range);
+  // Per signal: written values (and the initial value) against thresholds, and against each other.
+  std::vector<std::vector<const Expr*>> writes(p.signals.size()), waits(p.signals.size());
+  for (size_t s = 0; s < p.signals.size(); ++s) writes[s].push_back(&t.sym_signal_init[s]);
+  for (uint32_t c = 0; c < t.cmds.size(); ++c) {
+    if (t.cmds[c].op == CmdOp::Signal) writes[t.cmds[c].signal].push_back(&t.sym_cmd_value[c]);
+    if (t.cmds[c].op == CmdOp::Wait) waits[t.cmds[c].signal].push_back(&t.sym_cmd_value[c]);
+  }
+  for (uint32_t h = 0; h < t.host.size(); ++h) {
+    if (t.host[h].op == HostOp::Signal) writes[t.host[h].signal].push_back(&t.sym_host_value[h]);
+    if (t.host[h].op == HostOp::Wait) waits[t.host[h].signal].push_back(&t.sym_host_value[h]);
+  }
+  for (size_t s = 0; s < p.signals.size(); ++s) {
+    for (const Expr* w : writes[s])
+      for (const Expr* v : waits[s]) a.add(*w - *v, smt::Atom::Ge);
+    for (size_t i = 0; i < writes[s].size(); ++i)
+      for (size_t j = i + 1; j < writes[s].size(); ++j) a.add(*writes[s][i] - *writes[s][j], smt::Atom::Eq);
+  }
+  // Byte ranges that move with params, against every other range of the same buffer.
+  std::map<uint32_t, std::vector<uint32_t>> by_buffer;
+  for (uint32_t i = 0; i < t.accesses.size(); ++i) by_buffer[t.accesses[i].buffer].push_back(i);
+  for (auto& [buf, list] : by_buffer)
+    for (uint32_t i : list) {
+      if (t.sym_access_lo[i].is_constant() && t.sym_access_hi[i].is_constant()) continue;
+      for (uint32_t j : list) {
+        if (i == j) continue;
+        a.add(t.sym_access_hi[j] - t.sym_access_lo[i] - Expr::of(1), smt::Atom::Ge);
+        a.add(t.sym_access_hi[i] - t.sym_access_lo[j] - Expr::of(1), smt::Atom::Ge);
+      }
+    }
+  dropped = a.dropped;
+  return a.atoms;
+}
+
+}  // namespace
+
+VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
+  VerifyResult out;
+  std::vector<i128> base = bind_params(p, o.fixed);
+  std::vector<uint32_t> free_params;
+  for (uint32_t v = 0; v < p.vars.size(); ++v)
+    if (p.vars[v].kind == Var::Param &&
+        std::none_of(o.fixed.begin(), o.fixed.end(), [&](auto& f) { return f.first == p.vars[v].name; }))
+      free_params.push_back(v);
+
+  // Shape samples: loop-bound params at their smallest value and a few more iterations.
+  std::set<uint32_t> shape;
+  loop_params(p, p.stmts, shape);
+  for (auto it = shape.begin(); it != shape.end();)
+    it = std::find(free_params.begin(), free_params.end(), *it) == free_params.end() ? shape.erase(it) : std::next(it);
+  std::vector<std::vector<i128>> shapes{base};
+  for (int k = 1; k <= o.unroll && !shape.empty(); ++k) {
+    std::vector<i128> b = base;
+    bool moved = false;
+    for (uint32_t v : shape)
+      if (p.vars[v].range.lo + k <= p.vars[v].range.hi) b[v] = p.vars[v].range.lo + k, moved = true;
+    if (moved && b != shapes.back()) shapes.push_back(b);
+  }
+
+  // key -> (diagnostic, regions where it holds)
+  std::map<std::tuple<std::string, Loc, Loc>, std::pair<Diagnostic, std::vector<size_t>>> found;
+  std::vector<std::vector<i128>> checked;
+  bool complete = true;
+  size_t dropped_atoms = 0, queries = 0;
+  std::unique_ptr<smt::Solver> solver;
+  for (const auto& sb : shapes) {
+    std::vector<std::vector<i128>> regions{sb};
+    bool value_params = free_params.size() > shape.size();
+    if (value_params) {
+      Trace sym = elaborate(p, sb, kMaxEvents, true);
+      size_t dropped = 0;
+      std::vector<smt::Atom> atoms = collect_atoms(p, sym, o.max_atoms, dropped);
+      dropped_atoms += dropped;
+      if (!atoms.empty()) {
+        if (!solver) solver = std::make_unique<smt::Solver>(p, o.timeout_ms);
+        // Loop-bound params stay at this shape's values while the others range freely.
+        std::vector<smt::Atom> fix;
+        for (uint32_t v : shape) fix.push_back({Expr::var(v) - Expr::of(sb[v]), smt::Atom::Eq});
+        smt::Cover c = solver->cover(atoms, sb, o.region_limit, fix);
+        queries += c.queries;
+        complete &= c.complete;
+        if (!c.bindings.empty()) regions = c.bindings;
+      }
+    }
+    for (const auto& b : regions) {
+      Trace t = elaborate(p, b);
+      t.program = &p;
+      if (checked.empty()) out.commands = t.cmds.size(), out.host = t.host.size();
+      size_t id = checked.size();
+      checked.push_back(b);
+      for (auto& d : check_trace(t, o.rules).diagnostics) {
+        auto key = std::make_tuple(d.rule, d.loc, d.related.empty() ? Loc{} : d.related[0].loc);
+        auto it = found.find(key);
+        if (it == found.end()) found.emplace(key, std::make_pair(std::move(d), std::vector<size_t>{id}));
+        else it->second.second.push_back(id);
+      }
+    }
+  }
+  for (auto& [key, entry] : found) {
+    Diagnostic& d = entry.first;
+    if (checked.size() > 1 && entry.second.size() < checked.size()) {
+      std::vector<bool> holds(checked.size(), false);
+      for (size_t id : entry.second) holds[id] = true;
+      size_t fails = 0;
+      while (holds[fails]) ++fails;
+      d.notes.push_back({{}, "holds for some param values only: with " + smt::describe_binding(p, checked[entry.second[0]]) +
+                                 " (not with " + smt::describe_binding(p, checked[fails]) + ")"});
+    }
+    out.diagnostics.push_back(std::move(d));
+  }
+  sort_diagnostics(out.diagnostics);
+  if (!free_params.empty()) {
+    std::string n = std::to_string(checked.size()) + " binding(s) checked, one per region of the param space";
+    if (queries) n += " (" + std::to_string(queries) + " solver queries)";
+    if (!complete || dropped_atoms) n += ": the region split was cut short, so the verdict is not proved for every value";
+    else if (shape.empty()) n += ": the verdict holds for every admissible value";
+    else if (free_params.size() > shape.size()) n += ": the verdict holds for every value of the params that are not loop bounds";
+    out.notes.push_back(n);
+    if (!shape.empty()) {
+      std::string names;
+      for (uint32_t v : shape) names += (names.empty() ? "" : ", ") + p.vars[v].name;
+      out.notes.push_back("loop-bound params (" + names + ") checked by unrolling " + std::to_string(shapes.size()) +
+                          " iteration counts from their smallest value; induction over iterations is not implemented");
+    }
+  }
+  return out;
+}
+
+}  // namespace qvet

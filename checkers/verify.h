@@ -1,0 +1,40 @@
+// Verification of a whole Program, for every admissible value of its params.
+//
+// Programs without params are elaborated and checked once (no solver call). Otherwise every
+// comparison the model can make between values (write values against wait thresholds and the
+// initial value, write values against each other, byte ranges against each other) is collected
+// as an affine atom over the params; the SMT layer (smt/) splits the admissible param space into
+// the regions where those atoms have one truth value each, and one binding per region is
+// checked concretely. Inside a region the model's decisions are the same, so the regions' verdicts
+// are the verdicts for all values. A finding that holds in some regions only says so, with a
+// counterexample binding. Params that bound `repeat` loops change the program's shape: those are
+// checked by unrolling a bounded number of iteration counts (said in the notes).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/ir.h"
+
+namespace qvet {
+
+struct VerifyOptions {
+  std::vector<std::pair<std::string, i128>> fixed;  // --param bindings
+  std::vector<std::string> rules;                   // empty: all
+  size_t region_limit = 64;
+  size_t max_atoms = 20;
+  int unroll = 4;  // loop-bound params: their smallest value and this many more
+  unsigned timeout_ms = 10000;
+};
+
+struct VerifyResult {
+  std::vector<Diagnostic> diagnostics;  // sorted
+  std::vector<std::string> notes;       // how the params were covered (for standard error)
+  size_t commands = 0, host = 0;        // of the first elaboration
+};
+
+// Throws InputError for invalid input (including a binding that breaks a lifetime rule).
+VerifyResult verify_program(const Program& p, const VerifyOptions& o);
+
+}  // namespace qvet

@@ -18,7 +18,7 @@ class EngineRuleChecker : public Checker {
       d.rule = "engine";
       d.loc = c.loc;
       d.message = std::string("`") + cmd_op_name(c.op) + "` needs a compute queue, but '" + q.name + "' is a copy queue";
-      d.fixes.push_back({"submit it to a compute queue of device " + c_.p.devices[q.device].name, c.loc, ""});
+      d.fixes.push_back({"submit it to a compute queue of device " + c_.p.devices[q.device].name, {}});
       c_.sink.add(std::move(d), c.ctx);
     }
   }

@@ -24,7 +24,7 @@ class FreeInFlightChecker : public Checker {
         d.message = "'" + name + "' is freed while " + c_.what({false, id}) + " (line " + std::to_string(c_.t.cmds[id].loc.line) +
                     ") may still use it: nothing orders the command's end before the free";
         d.related.push_back({c_.t.cmds[id].loc, "the command that may still be running"});
-        d.fixes.push_back({"wait on the host for a signal written after the command before `free " + name + "`", e.loc, ""});
+        d.fixes.push_back({"wait on the host for a signal written after the command before `free " + name + "`", {}});
         c_.sink.add(std::move(d), e.ctx);
       }
     }

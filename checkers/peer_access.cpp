@@ -44,7 +44,7 @@ class PeerAccessChecker : public Checker {
                 p.devices[owner].name + ", which is not mapped into " + p.devices[dev].name;
     d.related.push_back({decl, "'" + name + "' is declared on " + p.devices[owner].name + " here"});
     d.fixes.push_back({"declare `peer " + p.devices[dev].name + " " + p.devices[owner].name + "` or `map " + name + " into " +
-                           p.devices[dev].name + "`", decl, "map " + name + " into " + p.devices[dev].name});
+                           p.devices[dev].name + "`", {}});
     c_.sink.add(std::move(d), c_.t.cmds[id].ctx);
   }
 };

@@ -141,6 +141,56 @@ class RaceChecker : public Checker {
  private:
   std::vector<std::pair<EventRef, EventRef>> pending_fixes_;
 
+  // The value a wait at `consumer` must reach to see write `w`, written the way the source writes
+  // it: a loop variable that also encloses the consumer stays a variable, shifted by the
+  // iterations between them (`wait tl >= i - 1`), so the fix holds in every iteration.
+  std::string value_for(const SignalWrite& w, EventRef consumer) const {
+    const Expr* src = w.event.host ? (c_.t.host[w.event.id].src ? &c_.t.host[w.event.id].src->value : nullptr)
+                                   : (c_.t.cmds[w.event.id].src ? &c_.t.cmds[w.event.id].src->value : nullptr);
+    if (!src || src->is_constant()) return std::to_string(w.value);
+    uint32_t wctx = c_.ctx(w.event), cctx = c_.ctx(consumer);
+    Expr written = *src;
+    if (!w.event.host)  // a command list's parameters are the submit's argument expressions
+      if (const Stmt* sub = c_.t.host[c_.t.cmds[w.event.id].submit].src)
+        for (auto& [v, arg] : sub->args) written = written.substitute(v, arg);
+    Expr e = Expr::of(written.constant);
+    for (auto& [v, coef] : written.terms) {
+      std::optional<i128> pv = c_.t.value_in(wctx, v), cv = c_.t.value_in(cctx, v);
+      const Var& var = c_.p.vars[v];
+      if (var.kind == Var::Param) e = e + Expr::var(v).scaled(coef);
+      else if (var.kind == Var::Loop && pv && cv) e = e + (Expr::var(v) + Expr::of(*pv - *cv)).scaled(coef);
+      else if (pv) e = e + Expr::of(sat_mul(coef, *pv));
+      else return std::to_string(w.value);
+    }
+    // A wait that goes into a command list sees the list's parameters, not the loop variables
+    // of the submit: `step(k = i)` lets `i` be written `k`.
+    if (!consumer.host)
+      if (const Stmt* sub = c_.t.host[c_.t.cmds[consumer.id].submit].src; sub && sub->kind == StmtKind::SubmitList) {
+        for (auto& [k, arg] : sub->args)
+          if (arg.constant == 0 && arg.terms.size() == 1 && arg.terms[0].second == 1)
+            e = e.substitute(arg.terms[0].first, Expr::var(k));
+        for (auto& [v, coef] : e.terms)
+          if (c_.p.vars[v].kind != Var::ListParam && c_.p.vars[v].kind != Var::Param) return std::to_string(w.value);
+      }
+    return to_string(e, c_.p.var_names());
+  }
+
+  // The first write on `ev`'s agent after it whose end follows it.
+  const SignalWrite* write_after(EventRef ev) const {
+    if (ev.host) {
+      for (uint32_t h = ev.id + 1; h < c_.t.host.size(); ++h)
+        if (const SignalWrite* w = c_.e.write_of({true, h}); w && w->processed) return w;
+      return nullptr;
+    }
+    const TraceCmd& pc = c_.t.cmds[ev.id];
+    const auto& list = c_.t.queue_cmds[pc.queue];
+    for (size_t i = pc.index + 1; i < list.size(); ++i) {
+      const SignalWrite* w = c_.e.write_of({false, list[i]});
+      if (w && w->processed && c_.e.known(*w->end, ev)) return w;
+    }
+    return nullptr;
+  }
+
   void suggest_fix(Diagnostic& d, EventRef producer, EventRef consumer) {
     std::string where = consumer.host ? "before line " + std::to_string(c_.loc(consumer).line) + " on the host"
                                       : "before line " + std::to_string(c_.loc(consumer).line) + " on queue " +
@@ -173,11 +223,11 @@ class RaceChecker : public Checker {
           }
     }
     Fix f;
-    f.insert_before = c_.loc(consumer);
     if (found) {
       uint32_t sig = found->event.host ? c_.t.host[found->event.id].signal : c_.t.cmds[found->event.id].signal;
-      f.text = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(found->value);
-      f.description = "add `" + f.text + "` " + where + " (" + c_.signal_write_text(*found) + " follows the producer)";
+      std::string wait = "wait " + c_.p.signals[sig].name + " >= " + value_for(*found, consumer);
+      f.edits.push_back({c_.loc(consumer), false, wait});
+      f.description = "add `" + wait + "` " + where + " (" + c_.signal_write_text(*found) + " follows the producer)";
     } else {
       std::string pq = producer.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[producer.id].queue].name;
       std::string name = "done_" + (producer.host ? std::string("host") : c_.p.queues[c_.t.cmds[producer.id].queue].name);
@@ -186,11 +236,32 @@ class RaceChecker : public Checker {
       };
       std::string fresh = name;
       for (int i = 2; taken(fresh); ++i) fresh = name + std::to_string(i);
-      f.text = "wait " + fresh + " >= 1";
+      std::string wait = "wait " + fresh + " >= 1";
       f.description = "declare `signal " + fresh + " on host`, add `signal " + fresh + " = 1` after line " +
-                      std::to_string(c_.loc(producer).line) + " on " + pq + " and `" + f.text + "` " + where;
+                      std::to_string(c_.loc(producer).line) + " on " + pq + " and `" + wait + "` " + where;
+      // The declaration goes before the first statement that is not a declaration.
+      Loc first;
+      for (const Stmt& s : c_.p.stmts)
+        if (s.kind >= StmtKind::CommandList) {
+          first = s.loc;
+          break;
+        }
+      f.edits.push_back({{first.file, first.line, 1}, false, "signal " + fresh + " on host"});
+      f.edits.push_back({c_.loc(producer), true, "signal " + fresh + " = 1"});
+      f.edits.push_back({c_.loc(consumer), false, wait});
     }
     d.fixes.push_back(f);
+    // The other direction: the earlier-submitted command may wait for a signal written after the
+    // later access (a kernel recorded before the host fills its input waits for the host's kick).
+    if (!producer.host)
+      if (const SignalWrite* w = write_after(consumer); w && !c_.e.known(*w->end, producer)) {
+        uint32_t sig = w->event.host ? c_.t.host[w->event.id].signal : c_.t.cmds[w->event.id].signal;
+        std::string wait = "wait " + c_.p.signals[sig].name + " >= " + value_for(*w, producer);
+        d.fixes.push_back({"or add `" + wait + "` before line " + std::to_string(c_.loc(producer).line) + " on queue " +
+                               c_.p.queues[c_.t.cmds[producer.id].queue].name + " (" + c_.signal_write_text(*w) +
+                               " follows " + c_.what(consumer) + ")",
+                           {{c_.loc(producer), false, wait}}});
+      }
   }
 };
 

@@ -33,6 +33,14 @@ class SignalRaceChecker : public Checker {
       d.message = c_.what(later) + " and " + c_.what(earlier) + " (line " + std::to_string(c_.loc(earlier).line) +
                   ") write different values to '" + c_.p.signals[sig].name + "' and nothing orders them: its final value is not determined";
       d.related.push_back({c_.loc(earlier), "the other write: " + c_.what(earlier)});
+      // Order the later write after the earlier one: wait for the earlier value first.
+      const SignalWrite* ew = c_.e.write_of(earlier);
+      if (ew && !later.host) {
+        std::string wait = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(ew->value);
+        d.fixes.push_back({"add `" + wait + "` before line " + std::to_string(c_.loc(later).line) + " on queue " +
+                               c_.p.queues[c_.t.cmds[later.id].queue].name,
+                           {{c_.loc(later), false, wait}}});
+      }
       c_.sink.add(std::move(d), c_.ctx(later));
     }
     last_[sig][w->agent] = w;

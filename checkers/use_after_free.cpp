@@ -35,7 +35,7 @@ class UseAfterFreeChecker : public Checker {
     d.loc = c_.loc(ev);
     d.message = c_.what(ev) + " uses '" + name + "', which was freed before this was submitted (its memory may belong to another allocation)";
     d.related.push_back({c_.t.host[free_event].loc, "'" + name + "' is freed here"});
-    d.fixes.push_back({"move the `free " + name + "` after the last use, or `alloc " + name + "` again before it", c_.loc(ev), ""});
+    d.fixes.push_back({"move the `free " + name + "` after the last use, or `alloc " + name + "` again before it", {}});
     c_.sink.add(std::move(d), c_.ctx(ev));
   }
 };

@@ -65,7 +65,7 @@ class VisibilityChecker : public Checker {
                     " profile needs an acquire, so the read may see stale cached data";
         d.related.push_back({c_.loc(w.ev), "the write: " + c_.what(w.ev)});
         d.fixes.push_back({"add `memory_barrier` before line " + std::to_string(c_.loc(r).line) + " on queue " + c_.p.queues[q].name,
-                           c_.loc(r), "memory_barrier"});
+                           {{c_.loc(r), false, "memory_barrier"}}});
         c_.sink.add(std::move(d), c_.ctx(r));
         return;
       }

@@ -17,6 +17,7 @@
 
 #include "checkers/checker.h"
 #include "checkers/verify.h"
+#include "cli/fix.h"
 #include "cli/gen.h"
 #include "core/expect.h"
 #include "core/json_io.h"
@@ -39,6 +40,7 @@ const char* kUsage =
     "  check     report races, deadlocks, lifetime, peer, width, engine and visibility findings\n"
     "  print     print the canonical .hcq form, or the IR as JSON (--format json)\n"
     "  graph     print the happens-before graph as Graphviz DOT\n"
+    "  fix       repair races with verified waits and print the diff\n"
     "  gen       write a deterministic synthetic program (for benchmarks)\n"
     "  version   print the version\n"
     "  help      print this help, or `qvet help COMMAND`\n"
@@ -61,6 +63,14 @@ const char* kPrintHelp =
     "\n"
     "  Prints the program in canonical .hcq form (default) or as qvet's JSON IR (docs/json.md).\n";
 
+const char* kFixHelp =
+    "usage: qvet fix [-o OUT] [--param NAME=VALUE] FILE\n"
+    "\n"
+    "  Repairs races (and AMD visibility) with the fewest waits, signals and memory barriers among\n"
+    "  the fixes qvet proposes, checks the repaired program again, and prints a unified diff.\n"
+    "  -o OUT writes the repaired program. Findings that need a person (peer-access, value-width,\n"
+    "  engine, deadlock, lifetimes) are listed, not changed. Exit 0 when the result is clean.\n";
+
 const char* kGraphHelp =
     "usage: qvet graph [--around LINE] [--radius N] [--param NAME=VALUE] FILE\n"
     "\n"
@@ -78,6 +88,7 @@ struct Args {
   bool expect = false, werror = false;
   std::vector<std::pair<std::string, i128>> params;
   uint32_t around = 0;
+  std::string out;  // fix -o
   int radius = 3;
   bool help = false;
   bool stats = false;
@@ -141,6 +152,9 @@ Args parse_args(int argc, char** argv, int start) {
       auto eq = v.find('=');
       if (eq == std::string::npos) throw UsageError{"--param needs NAME=VALUE"};
       a.params.push_back({v.substr(0, eq), parse_number(v.substr(eq + 1), "--param " + v.substr(0, eq))});
+    } else if (s == "-o" || is("--output")) {
+      if (s == "-o" && i + 1 >= argc) throw UsageError{"-o needs a file"};
+      a.out = s == "-o" ? argv[++i] : value("--output");
     } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
     else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
     else if (s.size() > 1 && s[0] == '-') throw UsageError{"unknown option '" + s + "'"};
@@ -277,6 +291,39 @@ int cmd_graph(const Args& a) {
   return 0;
 }
 
+int cmd_fix(const Args& a) {
+  if (a.help) return std::cout << kFixHelp, 0;
+  if (a.files.size() != 1) throw UsageError{"fix needs exactly one FILE"};
+  SourceSet src;
+  LoadResult l = load_program(src, a.files[0]);
+  if (!l.program) return report_input_error(*l.error, src);
+  if (l.program->file != 1) throw UsageError{"fix needs .hcq text (print JSON back to .hcq first: qvet print FILE.json)"};
+  VerifyOptions o;
+  o.fixed = a.params;
+  RepairResult r = repair_program(src.name(l.program->file), src.text(l.program->file), o);
+  if (!r.input_ok) return report_input_error(r.input_error, src);
+  std::string name = src.name(l.program->file);
+  if (!r.applied.empty()) std::cout << unified_diff(name, r.fixed_text, r.inserted);
+  for (auto& f : r.applied) std::cerr << "applied: " << f.description << "\n";
+  for (auto& d : r.unfixable)
+    std::cerr << format_loc(d.loc, src) << ": cannot fix [" << d.rule << "]: " << d.message
+              << (d.fixes.empty() ? "" : " (" + d.fixes[0].description + ")") << "\n";
+  if (!a.out.empty()) {
+    std::ofstream f(a.out, std::ios::binary);
+    if (!f) throw UsageError{"cannot write '" + a.out + "'"};
+    f << r.fixed_text;
+  }
+  size_t errors = 0;
+  for (auto& d : r.after) errors += d.severity != Severity::Note;
+  if (r.applied.empty() && r.clean) std::cerr << name << ": nothing to fix: the program checks clean\n";
+  else if (r.clean)
+    std::cerr << name << ": the repaired program checks clean (verified with " << r.checks << " check(s); " << r.applied.size()
+              << " fix(es)" << (r.minimal ? ", a smallest set among the candidates" : "") << ")\n";
+  else
+    std::cerr << name << ": " << errors << " error(s) and warning(s) remain in the repaired program\n";
+  return r.clean ? 0 : 1;
+}
+
 int run(int argc, char** argv) {
   if (argc < 2) return std::cerr << kUsage, 2;
   std::string cmd = argv[1];
@@ -286,6 +333,7 @@ int run(int argc, char** argv) {
     else if (topic == "print") std::cout << kPrintHelp;
     else if (topic == "graph") std::cout << kGraphHelp;
     else if (topic == "gen") std::cout << gen_help();
+    else if (topic == "fix") std::cout << kFixHelp;
     else std::cout << kUsage;
     return 0;
   }
@@ -295,6 +343,7 @@ int run(int argc, char** argv) {
   if (cmd == "check") return cmd_check(a);
   if (cmd == "print") return cmd_print(a);
   if (cmd == "graph") return cmd_graph(a);
+  if (cmd == "fix") return cmd_fix(a);
   throw UsageError{"unknown command '" + cmd + "'"};
 }
 

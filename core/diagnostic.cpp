@@ -131,8 +131,10 @@ std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src)
     }
     j["fixes"] = nlohmann::ordered_json::array();
     for (auto& f : d.fixes) {
-      nlohmann::ordered_json fj{{"description", f.description}, {"text", f.text}};
-      if (f.insert_before.valid()) fj["insert_before"] = loc_json(f.insert_before, src);
+      nlohmann::ordered_json fj{{"description", f.description}};
+      fj["edits"] = nlohmann::ordered_json::array();
+      for (auto& e : f.edits)
+        fj["edits"].push_back({{"location", loc_json(e.at, src)}, {"where", e.after ? "after" : "before"}, {"text", e.text}});
       j["fixes"].push_back(fj);
     }
     arr.push_back(std::move(j));

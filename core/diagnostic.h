@@ -26,10 +26,19 @@ struct Related {
   std::string message;
 };
 
+// One line of .hcq text to insert, before or after a source line (indented like that line).
+struct TextEdit {
+  Loc at;
+  bool after = false;
+  std::string text;
+  friend bool operator==(const TextEdit&, const TextEdit&) = default;
+};
+
+// A repair: what it does in words, and the edits that do it (empty when it needs a person:
+// `qvet fix` applies only fixes with edits).
 struct Fix {
   std::string description;  // "add `wait tl >= 3` before line 12 on queue c1"
-  Loc insert_before;        // where the text goes (the line before which to insert); may be invalid
-  std::string text;         // the .hcq text to insert, one or more lines
+  std::vector<TextEdit> edits;
 };
 
 struct Diagnostic {

@@ -607,10 +607,9 @@ class Parser {
           if (std::any_of(s.args.begin(), s.args.end(), [&](auto& a) { return a.first == *it; }))
             fail(at_.loc, "argument '" + std::string(at_.text) + "' is given twice");
           expect(Tok::Assign, "'='");
-          Loc el = peek().loc;
-          Expr e = parse_expr();
-          check_u64(e, el, "argument");
-          s.args.push_back({*it, e});
+          // Arguments are checked where they are used: as range bounds at this submit (below),
+          // as wait and signal values by the rule `value-width`.
+          s.args.push_back({*it, parse_expr()});
         }
         const Token& rp = take();
         for (uint32_t v : cl.params)

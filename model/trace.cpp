@@ -98,6 +98,7 @@ class Elaborator {
     budget(c.loc);
     TraceCmd tc{c.op, queue, uint32_t(t_.queue_cmds[queue].size()), submit, c.loc, ctx};
     tc.kernel = c.kernel;
+    tc.src = &c;
     tc.acc_begin = uint32_t(t_.accesses.size());
     for (auto& r : c.reads) add_access(r, false);
     for (auto& r : c.writes) add_access(r, true);
@@ -151,6 +152,7 @@ class Elaborator {
     HostEvent e{};
     e.loc = s.loc;
     e.ctx = ctx;
+    e.src = &s;
     switch (s.kind) {
       case StmtKind::Submit:
       case StmtKind::SubmitList: {

@@ -7,6 +7,7 @@
 // is live, and a program that expands beyond kMaxEvents.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct TraceCmd {
   i128 value = 0;  // as evaluated; may not fit the operation's width (rule value-width)
   uint32_t acc_begin = 0, acc_end = 0;  // into Trace::accesses
   uint32_t signal_freed_by = kNone;     // the signal was freed when this was submitted
+  const Command* src = nullptr;         // the source command (in a submit or a command list)
 };
 
 enum class HostOp : uint8_t { Submit, Wait, Signal, Read, Write, Free, Alloc };
@@ -61,6 +63,7 @@ struct HostEvent {
   ObjectRef object;                     // Free, Alloc
   uint32_t signal_freed_by = kNone;
   std::vector<uint32_t> inflight;  // Free: commands submitted in the lifetime this free ends
+  const Stmt* src = nullptr;       // the source statement
 };
 
 struct Trace {
@@ -78,6 +81,12 @@ struct Trace {
 
   // "i = 2, k = 5" for a context (empty at top level).
   std::string describe(uint32_t ctx) const;
+  // The value variable `var` has in context `ctx`, if it is bound there.
+  std::optional<i128> value_in(uint32_t ctx, uint32_t var) const {
+    for (uint32_t c = ctx; c != 0; c = contexts[c].parent)
+      if (contexts[c].var == var) return contexts[c].value;
+    return std::nullopt;
+  }
 };
 
 // Binds params: explicit values by name; others take their smallest admissible value.

@@ -13,7 +13,7 @@ std::vector<Diagnostic> sample(SourceSet& src) {
   d.loc = {f, 3, 3};
   d.related.push_back({{f, 2, 3}, "the earlier access"});
   d.notes.push_back({{}, "nothing orders them"});
-  d.fixes.push_back({"add `wait s >= 1` before line 3", {f, 3, 3}, "wait s >= 1"});
+  d.fixes.push_back({"add `wait s >= 1` before line 3", {{{f, 3, 3}, false, "wait s >= 1"}}});
   return {d};
 }
 }  // namespace

@@ -39,7 +39,8 @@ std::vector<Diagnostic> DiagnosticSink::take() {
   return out;
 }
 
-std::string CheckContext::what(EventRef ev) const {
+std::string describe_event(const Trace& t, EventRef ev) {
+  const Program& p = *t.program;
   if (ev.host) {
     const HostEvent& h = t.host[ev.id];
     switch (h.op) {
@@ -89,10 +90,10 @@ class Fanout : public EngineObserver {
 
 }  // namespace
 
-CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules) {
+CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, bool witness) {
   Engine engine(t);
   DiagnosticSink sink(t);
-  CheckContext ctx{*t.program, t, engine, sink};
+  CheckContext ctx{*t.program, t, engine, sink, witness};
   std::vector<std::unique_ptr<Checker>> cs;
   using Make = std::unique_ptr<Checker> (*)(const CheckContext&);
   const std::pair<const char*, Make> all[] = {

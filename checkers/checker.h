@@ -41,14 +41,17 @@ class DiagnosticSink {
   std::vector<Entry> entries_;
 };
 
+// "`exec gemm` on c0" / "host `read`", for messages.
+std::string describe_event(const Trace& t, EventRef ev);
+
 struct CheckContext {
   const Program& p;
   const Trace& t;
   const Engine& e;
   DiagnosticSink& sink;
+  bool witness = false;  // races carry a witness schedule
 
-  // "`exec gemm` on queue c0" / "host `read`", for messages.
-  std::string what(EventRef ev) const;
+  std::string what(EventRef ev) const { return describe_event(t, ev); }
   Loc loc(EventRef ev) const { return ev.host ? t.host[ev.id].loc : t.cmds[ev.id].loc; }
   uint32_t ctx(EventRef ev) const { return ev.host ? t.host[ev.id].ctx : t.cmds[ev.id].ctx; }
   // The agent (device index or kHostAgent) an event runs on.
@@ -84,6 +87,6 @@ struct CheckResult {
 
 // Runs the engine and the checkers over a trace. `rules`: the rule ids to run (empty: all); the
 // engine always runs, so {"none"} measures it alone.
-CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules = {});
+CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules = {}, bool witness = false);
 
 }  // namespace qvet

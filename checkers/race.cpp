@@ -6,6 +6,7 @@
 
 #include "checkers/checker.h"
 #include "checkers/shadow.h"
+#include "checkers/witness.h"
 #include "core/printer.h"
 
 namespace qvet {
@@ -92,6 +93,7 @@ class RaceChecker : public Checker {
     d.related.push_back({c_.loc(earlier.ev), "the earlier access: " + c_.what(earlier.ev)});
     explain(d, earlier.ev, later.ev);
     pending_fixes_.push_back({earlier.ev, later.ev});
+    witness_pairs_.push_back({first.ev, second.ev});
     c_.sink.add(std::move(d), c_.ctx(later.ev));
   }
 
@@ -134,12 +136,19 @@ class RaceChecker : public Checker {
  public:
   // Fixes are chosen once every write is known, so a suggested wait is checked against all of them.
   void finish() override {
-    for (auto [producer, consumer] : pending_fixes_)
-      if (Diagnostic* d = c_.sink.find("race", c_.loc(consumer), c_.loc(producer))) suggest_fix(*d, producer, consumer);
+    for (size_t i = 0; i < pending_fixes_.size(); ++i) {
+      auto [producer, consumer] = pending_fixes_[i];
+      Diagnostic* d = c_.sink.find("race", c_.loc(consumer), c_.loc(producer));
+      if (!d) continue;
+      suggest_fix(*d, producer, consumer);
+      if (c_.witness && i < kMaxWitnesses) d->witness = witness_schedule(c_.t, witness_pairs_[i].first, witness_pairs_[i].second);
+    }
   }
 
  private:
-  std::vector<std::pair<EventRef, EventRef>> pending_fixes_;
+  static constexpr size_t kMaxWitnesses = 50;  // each costs a run of the engine
+  std::vector<std::pair<EventRef, EventRef>> pending_fixes_;  // (earlier submitted, later submitted)
+  std::vector<std::pair<EventRef, EventRef>> witness_pairs_;  // (processed first, processed second)
 
   // The value a wait at `consumer` must reach to see write `w`, written the way the source writes
   // it: a loop variable that also encloses the consumer stays a variable, shifted by the

@@ -137,7 +137,7 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
       if (checked.empty()) out.commands = t.cmds.size(), out.host = t.host.size();
       size_t id = checked.size();
       checked.push_back(b);
-      for (auto& d : check_trace(t, o.rules).diagnostics) {
+      for (auto& d : check_trace(t, o.rules, o.witness).diagnostics) {
         auto key = std::make_tuple(d.rule, d.loc, d.related.empty() ? Loc{} : d.related[0].loc);
         auto it = found.find(key);
         if (it == found.end()) found.emplace(key, std::make_pair(std::move(d), std::vector<size_t>{id}));

@@ -26,6 +26,7 @@ struct VerifyOptions {
   size_t max_atoms = 20;
   int unroll = 4;  // loop-bound params: their smallest value and this many more
   unsigned timeout_ms = 10000;
+  bool witness = false;  // races carry a witness schedule
 };
 
 struct VerifyResult {

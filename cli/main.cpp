@@ -56,6 +56,7 @@ const char* kCheckHelp =
     "  --param NAME=VALUE         bind a param (repeatable); unbound params are sampled (docs/language-notes.md)\n"
     "  --stats                    print time per phase and peak memory on standard error\n"
     "  --rules R1,R2,...          run only these rules (`none`: only the ordering engine)\n"
+    "  --witness[=FILE]           give each race a schedule in which its accesses overlap; FILE: also as JSON\n"
     "  FILE may be `-` for standard input.\n";
 
 const char* kPrintHelp =
@@ -89,6 +90,8 @@ struct Args {
   std::vector<std::pair<std::string, i128>> params;
   uint32_t around = 0;
   std::string out;  // fix -o
+  bool witness = false;
+  std::string witness_file;  // --witness=FILE
   int radius = 3;
   bool help = false;
   bool stats = false;
@@ -136,6 +139,8 @@ Args parse_args(int argc, char** argv, int start) {
     else if (s == "--expect") a.expect = true;
     else if (s == "--werror") a.werror = true;
     else if (s == "--stats") a.stats = true;
+    else if (s == "--witness") a.witness = true;
+    else if (s.rfind("--witness=", 0) == 0) a.witness = true, a.witness_file = s.substr(10);
     else if (is("--rules")) {
       std::string v = value("--rules");
       for (size_t b = 0; b <= v.size();) {
@@ -183,6 +188,7 @@ std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Progra
   VerifyOptions o;
   o.fixed = a.params;
   o.rules = a.rules;
+  o.witness = a.witness;
   try {
     Stopwatch sw;
     VerifyResult res = verify_program(p, o);
@@ -243,6 +249,11 @@ int cmd_check(const Args& a) {
     }
   }
   if (a.expect) return worst;
+  if (!a.witness_file.empty()) {
+    std::ofstream f(a.witness_file, std::ios::binary);
+    if (!f) throw UsageError{"cannot write '" + a.witness_file + "'"};
+    f << render_witnesses(all, src);
+  }
   if (fmt == "json") std::cout << render_json(all, src);
   else if (fmt == "sarif") std::cout << render_sarif(all, src);
   else {

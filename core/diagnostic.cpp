@@ -89,6 +89,23 @@ std::string render_text(const std::vector<Diagnostic>& ds, const SourceSet& src)
     for (const Fix& f : d.fixes) {
       out += "  fix: " + f.description + "\n";
     }
+    if (!d.witness.empty()) {
+      out += "  witness schedule (an execution the model allows in which the accesses overlap):\n";
+      constexpr size_t kShown = 60;
+      size_t first = 0;  // show the steps around the overlap
+      for (size_t i = 0; i < d.witness.size(); ++i)
+        if (d.witness[i].racing) {
+          first = i > 10 ? i - 10 : 0;
+          break;
+        }
+      if (first) out += "    ... " + std::to_string(first) + " earlier step(s)\n";
+      for (size_t i = first; i < d.witness.size() && i < first + kShown; ++i) {
+        const ScheduleStep& st = d.witness[i];
+        out += "    t=" + std::to_string(st.time) + "  " + st.event + " " + st.what +
+               (st.loc.line ? " (line " + std::to_string(st.loc.line) + ")" : "") + (st.racing ? "  <== race" : "") + "\n";
+      }
+      if (d.witness.size() > first + kShown) out += "    ... " + std::to_string(d.witness.size() - first - kShown) + " later step(s)\n";
+    }
   }
   return out;
 }
@@ -107,6 +124,13 @@ std::string summary_counts(const std::vector<Diagnostic>& ds, int& e, int& w, in
   e = w = n = 0;
   for (auto& d : ds) (d.severity == Severity::Error ? e : d.severity == Severity::Warning ? w : n)++;
   return {};
+}
+
+nlohmann::ordered_json witness_json(const std::vector<ScheduleStep>& steps) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (auto& st : steps)
+    a.push_back({{"time", st.time}, {"event", st.event}, {"what", st.what}, {"line", st.loc.line}, {"racing", st.racing}});
+  return a;
 }
 
 }  // namespace
@@ -137,11 +161,24 @@ std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src)
         fj["edits"].push_back({{"location", loc_json(e.at, src)}, {"where", e.after ? "after" : "before"}, {"text", e.text}});
       j["fixes"].push_back(fj);
     }
+    if (!d.witness.empty()) j["witness"] = witness_json(d.witness);
     arr.push_back(std::move(j));
   }
   int e, w, n;
   summary_counts(ds, e, w, n);
   out["summary"] = {{"errors", e}, {"warnings", w}, {"notes", n}};
+  return out.dump(2) + "\n";
+}
+
+std::string render_witnesses(const std::vector<Diagnostic>& ds, const SourceSet& src) {
+  nlohmann::ordered_json out{{"version", 1}, {"witnesses", nlohmann::ordered_json::array()}};
+  for (const Diagnostic& d : ds) {
+    if (d.witness.empty()) continue;
+    nlohmann::ordered_json w{{"rule", d.rule}, {"location", loc_json(d.loc, src)}};
+    if (!d.related.empty()) w["related"] = loc_json(d.related[0].loc, src);
+    w["schedule"] = witness_json(d.witness);
+    out["witnesses"].push_back(std::move(w));
+  }
   return out.dump(2) + "\n";
 }
 

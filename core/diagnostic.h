@@ -41,6 +41,15 @@ struct Fix {
   std::vector<TextEdit> edits;
 };
 
+// One event of a witness schedule: an execution the model allows, in time order.
+struct ScheduleStep {
+  uint64_t time = 0;
+  std::string event;  // "start", "end" (device commands) or "at" (host statements)
+  std::string what;   // "`exec k` on c0", "host `write`"
+  Loc loc;
+  bool racing = false;  // one of the two accesses the schedule shows overlapping
+};
+
 struct Diagnostic {
   std::string rule;  // a RuleInfo id, or "input" for invalid input
   Severity severity = Severity::Error;
@@ -49,6 +58,7 @@ struct Diagnostic {
   std::vector<Related> related;  // related[0] is the rule's "related location", if any
   std::vector<Related> notes;    // explanation lines; a note may have no location
   std::vector<Fix> fixes;
+  std::vector<ScheduleStep> witness;  // races, with --witness: a schedule in which they overlap
 };
 
 // Order used for output: by primary location, then rule, then message.
@@ -57,6 +67,8 @@ void sort_diagnostics(std::vector<Diagnostic>& ds);
 std::string render_text(const std::vector<Diagnostic>& ds, const SourceSet& src);
 std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src);
 std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src);
+// The witness schedules of `ds` as JSON, for the simulator to replay.
+std::string render_witnesses(const std::vector<Diagnostic>& ds, const SourceSet& src);
 // "file:line:col" (or "file" / "file:line" when parts are unknown).
 std::string format_loc(const Loc& loc, const SourceSet& src);
 

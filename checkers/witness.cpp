@@ -1,0 +1,67 @@
+#include "checkers/witness.h"
+
+#include "checkers/checker.h"
+
+namespace qvet {
+
+namespace {
+
+struct Node {
+  EventRef ev;
+  int kind;  // 0 start, 1 end, 2 host
+  bool after_a;
+};
+
+class Recorder : public EngineObserver {
+ public:
+  Recorder(const Engine& e, EventRef a) : e_(e), a_(a) {}
+  void on_command(uint32_t id, const Clock& start, const Clock& end) override {
+    order.push_back({{false, id}, 0, e_.known(start, a_)});
+    order.push_back({{false, id}, 1, e_.known(end, a_)});
+  }
+  void on_host(uint32_t h, const Clock& k) override { order.push_back({{true, h}, 2, e_.known(k, a_)}); }
+  std::vector<Node> order;
+
+ private:
+  const Engine& e_;
+  EventRef a_;
+};
+
+}  // namespace
+
+std::vector<ScheduleStep> witness_schedule(const Trace& t, EventRef a, EventRef b) {
+  Engine e(t);
+  Recorder rec(e, a);
+  e.run(rec);
+  // Events that do not follow a's end keep their order, up to b's start; then a's end (for a host
+  // statement, the statement itself); then the rest of them; then everything that follows a's end.
+  auto is_a_end = [&](const Node& n) { return n.ev == a && n.kind != 0; };
+  auto is_b_start = [&](const Node& n) { return n.ev == b && n.kind != 1; };
+  std::vector<Node> seq;
+  std::vector<Node> a_end, rest;
+  bool past_b = false;
+  for (auto& n : rec.order) {
+    if (n.after_a && !is_a_end(n)) continue;
+    if (is_a_end(n)) a_end.push_back(n);
+    else (past_b ? rest : seq).push_back(n);
+    if (is_b_start(n)) past_b = true;
+  }
+  seq.insert(seq.end(), a_end.begin(), a_end.end());
+  seq.insert(seq.end(), rest.begin(), rest.end());
+  for (auto& n : rec.order)
+    if (n.after_a && !is_a_end(n)) seq.push_back(n);
+  std::vector<ScheduleStep> out;
+  for (size_t i = 0; i < seq.size(); ++i) {
+    const Node& n = seq[i];
+    ScheduleStep s;
+    s.time = i;
+    s.event = n.kind == 0 ? "start" : n.kind == 1 ? "end" : "at";
+    s.what = describe_event(t, n.ev);
+    s.loc = n.ev.host ? t.host[n.ev.id].loc : t.cmds[n.ev.id].loc;
+    s.racing = n.ev == a || n.ev == b;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace qvet

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "checkers/checker.h"
+#include "model/profile.h"
 #include "smt/solver.h"
 
 namespace qvet {
@@ -29,19 +30,25 @@ struct AtomSet {
   std::set<std::pair<int, std::string>> seen;
   size_t dropped = 0, max;
 
-  // Keeps `e >= 0` (or `e == 0`) unless the params' boxes already decide it.
-  void add(const Expr& e, smt::Atom::Op op) {
-    if (e.is_constant()) return;
-    Interval b = bounds(e, ranges);
-    if (op == smt::Atom::Ge && (b.lo >= 0 || b.hi < 0)) return;
-    if (op == smt::Atom::Eq && (b.lo > 0 || b.hi < 0 || (b.lo == 0 && b.hi == 0))) return;
-    auto key = std::make_pair(int(op), to_string(e, p.var_names()));
+  // Keeps `x op y` at `width` bits unless the params' boxes already decide it.
+  void add(const Expr& x, const Expr& y, smt::Atom::Op op, int width = 64) {
+    Expr e = x - y;
+    if (e.is_constant() && (width == 64 || (x.is_constant() && y.is_constant()))) return;
+    Interval bx = bounds(x, ranges), by = bounds(y, ranges), b = bounds(e, ranges);
+    i128 lim = i128(1) << width;
+    bool plain = width == 64 || (bx.lo >= 0 && bx.hi < lim && by.lo >= 0 && by.hi < lim);
+    if (plain) {
+      if (op == smt::Atom::Ge && (b.lo >= 0 || b.hi < 0)) return;
+      if (op == smt::Atom::Eq && (b.lo > 0 || b.hi < 0 || (b.lo == 0 && b.hi == 0))) return;
+    }
+    auto names = p.var_names();
+    auto key = std::make_pair(int(op) + 2 * width, to_string(x, names) + " ? " + to_string(y, names));
     if (!seen.insert(key).second) return;
     if (atoms.size() >= max) {
       ++dropped;
       return;
     }
-    atoms.push_back({e, op});
+    atoms.push_back({x, y, op, plain ? 64 : width});
   }
 };
 
@@ -49,21 +56,30 @@ std::vector<smt::Atom> collect_atoms(const Program& p, const Trace& t, size_t ma
   AtomSet a{p, {}, {}, {}, 0, max};
   for (auto& v : p.vars) a.ranges.push_back(v.range);
   // Per signal: written values (and the initial value) against thresholds, and against each other.
-  std::vector<std::vector<const Expr*>> writes(p.signals.size()), waits(p.signals.size());
+  std::vector<std::vector<const Expr*>> writes(p.signals.size());
+  std::vector<std::vector<std::pair<const Expr*, int>>> waits(p.signals.size());  // threshold, width
   for (size_t s = 0; s < p.signals.size(); ++s) writes[s].push_back(&t.sym_signal_init[s]);
   for (uint32_t c = 0; c < t.cmds.size(); ++c) {
     if (t.cmds[c].op == CmdOp::Signal) writes[t.cmds[c].signal].push_back(&t.sym_cmd_value[c]);
-    if (t.cmds[c].op == CmdOp::Wait) waits[t.cmds[c].signal].push_back(&t.sym_cmd_value[c]);
+    if (t.cmds[c].op == CmdOp::Wait) waits[t.cmds[c].signal].push_back({&t.sym_cmd_value[c], wait_width(p, t.cmds[c].queue)});
   }
   for (uint32_t h = 0; h < t.host.size(); ++h) {
     if (t.host[h].op == HostOp::Signal) writes[t.host[h].signal].push_back(&t.sym_host_value[h]);
-    if (t.host[h].op == HostOp::Wait) waits[t.host[h].signal].push_back(&t.sym_host_value[h]);
+    if (t.host[h].op == HostOp::Wait) waits[t.host[h].signal].push_back({&t.sym_host_value[h], kHostWidth});
+  }
+  // Widths: a value that fits for some bindings only (value-width).
+  for (uint32_t c = 0; c < t.cmds.size(); ++c) {
+    CmdOp op = t.cmds[c].op;
+    if (op != CmdOp::Signal && op != CmdOp::Wait) continue;
+    int w = op == CmdOp::Signal ? signal_width(p, t.cmds[c].queue) : wait_width(p, t.cmds[c].queue);
+    a.add(Expr::of((i128(1) << w) - 1), t.sym_cmd_value[c], smt::Atom::Ge);
+    a.add(t.sym_cmd_value[c], Expr::of(0), smt::Atom::Ge);
   }
   for (size_t s = 0; s < p.signals.size(); ++s) {
     for (const Expr* w : writes[s])
-      for (const Expr* v : waits[s]) a.add(*w - *v, smt::Atom::Ge);
+      for (auto [v, width] : waits[s]) a.add(*w, *v, smt::Atom::Ge, width);
     for (size_t i = 0; i < writes[s].size(); ++i)
-      for (size_t j = i + 1; j < writes[s].size(); ++j) a.add(*writes[s][i] - *writes[s][j], smt::Atom::Eq);
+      for (size_t j = i + 1; j < writes[s].size(); ++j) a.add(*writes[s][i], *writes[s][j], smt::Atom::Eq);
   }
   // Byte ranges that move with params, against every other range of the same buffer.
   std::map<uint32_t, std::vector<uint32_t>> by_buffer;
@@ -73,8 +89,8 @@ std::vector<smt::Atom> collect_atoms(const Program& p, const Trace& t, size_t ma
       if (t.sym_access_lo[i].is_constant() && t.sym_access_hi[i].is_constant()) continue;
       for (uint32_t j : list) {
         if (i == j) continue;
-        a.add(t.sym_access_hi[j] - t.sym_access_lo[i] - Expr::of(1), smt::Atom::Ge);
-        a.add(t.sym_access_hi[i] - t.sym_access_lo[j] - Expr::of(1), smt::Atom::Ge);
+        a.add(t.sym_access_hi[j], t.sym_access_lo[i] + Expr::of(1), smt::Atom::Ge);
+        a.add(t.sym_access_hi[i], t.sym_access_lo[j] + Expr::of(1), smt::Atom::Ge);
       }
     }
   dropped = a.dropped;
@@ -97,13 +113,27 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
   loop_params(p, p.stmts, shape);
   for (auto it = shape.begin(); it != shape.end();)
     it = std::find(free_params.begin(), free_params.end(), *it) == free_params.end() ? shape.erase(it) : std::next(it);
+  // Every iteration count when there are at most `o.unroll_all` of them; else the smallest few
+  // and the largest (when it unrolls within the budget).
   std::vector<std::vector<i128>> shapes{base};
-  for (int k = 1; k <= o.unroll && !shape.empty(); ++k) {
+  i128 widest = 0;
+  for (uint32_t v : shape) widest = std::max(widest, p.vars[v].range.hi - p.vars[v].range.lo);
+  i128 steps = widest < i128(o.unroll_all) ? widest : i128(o.unroll);
+  for (i128 k = 1; k <= steps && !shape.empty(); ++k) {
     std::vector<i128> b = base;
-    bool moved = false;
-    for (uint32_t v : shape)
-      if (p.vars[v].range.lo + k <= p.vars[v].range.hi) b[v] = p.vars[v].range.lo + k, moved = true;
-    if (moved && b != shapes.back()) shapes.push_back(b);
+    for (uint32_t v : shape) b[v] = std::min(p.vars[v].range.hi, p.vars[v].range.lo + k);
+    if (b != shapes.back()) shapes.push_back(b);
+  }
+  bool all_counts = widest < i128(o.unroll_all);
+  if (!all_counts) {
+    std::vector<i128> top = base;
+    for (uint32_t v : shape) top[v] = p.vars[v].range.hi;
+    try {
+      elaborate(p, top, 2'000'000);
+      shapes.push_back(top);
+    } catch (const InputError& e) {
+      if (!e.limit) throw;
+    }
   }
 
   // key -> (diagnostic, regions where it holds)
@@ -124,7 +154,7 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
         if (!solver) solver = std::make_unique<smt::Solver>(p, o.timeout_ms);
         // Loop-bound params stay at this shape's values while the others range freely.
         std::vector<smt::Atom> fix;
-        for (uint32_t v : shape) fix.push_back({Expr::var(v) - Expr::of(sb[v]), smt::Atom::Eq});
+        for (uint32_t v : shape) fix.push_back({Expr::var(v), Expr::of(sb[v]), smt::Atom::Eq, 64});
         smt::Cover c = solver->cover(atoms, sb, o.region_limit, fix);
         queries += c.queries;
         complete &= c.complete;
@@ -168,8 +198,13 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
     if (!shape.empty()) {
       std::string names;
       for (uint32_t v : shape) names += (names.empty() ? "" : ", ") + p.vars[v].name;
-      out.notes.push_back("loop-bound params (" + names + ") checked by unrolling " + std::to_string(shapes.size()) +
-                          " iteration counts from their smallest value; induction over iterations is not implemented");
+      if (all_counts)
+        out.notes.push_back("loop-bound params (" + names + ") checked for every admissible iteration count (" +
+                            std::to_string(shapes.size()) + ")");
+      else
+        out.notes.push_back("loop-bound params (" + names + ") checked by unrolling " + std::to_string(shapes.size()) +
+                            " iteration counts (the smallest ones and the largest that unrolls); not proved for the others: "
+                            "induction over iterations is not implemented");
     }
   }
   return out;

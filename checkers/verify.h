@@ -24,7 +24,8 @@ struct VerifyOptions {
   std::vector<std::string> rules;                   // empty: all
   size_t region_limit = 64;
   size_t max_atoms = 20;
-  int unroll = 4;  // loop-bound params: their smallest value and this many more
+  int unroll = 4;        // loop-bound params with many counts: their smallest value and this many more
+  int unroll_all = 64;   // loop-bound params with fewer counts than this: every count
   unsigned timeout_ms = 10000;
   bool witness = false;  // races carry a witness schedule
 };

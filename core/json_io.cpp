@@ -194,9 +194,12 @@ struct Lowerer {
       else bad(c, "unknown command op '" + op + "'");
     }
   }
+  int depth = 0;
   void stmts(const J& list, const J& owner) {
     if (!list.is_array()) bad(owner, "statements must be an array");
+    if (++depth > 256) bad(owner, "blocks nested too deeply");
     for (const J& s : list) stmt(s);
+    --depth;
   }
   void stmt(const J& s) {
     std::string k = str(s, "kind");
@@ -272,7 +275,12 @@ Program read_json_program(SourceSet& src, uint32_t file) {
   const std::string& text = src.text(file);
   J j;
   try {
-    j = J::parse(text, nullptr, true, false);
+    // Deeply nested JSON would exhaust the stack later (destruction, lowering): refuse it here.
+    J::parser_callback_t depth_guard = [file](int depth, J::parse_event_t, J&) {
+      if (depth > 512) throw InputError{{file, 1, 1}, "invalid JSON program: nested deeper than 512 levels"};
+      return true;
+    };
+    j = J::parse(text, depth_guard, true, false);
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     auto p = msg.find("] ");

@@ -37,8 +37,12 @@ struct Solver::Impl {
     return r;
   }
   z3::expr atom(const Atom& a, const std::vector<i128>& base, bool truth) {
-    z3::expr t = term(a.e, base);
-    z3::expr f = a.op == Atom::Ge ? t >= 0 : t == 0;
+    z3::expr x = term(a.a, base), y = term(a.b, base);
+    if (a.width < 64) {
+      z3::expr m = num(i128(1) << a.width);
+      x = z3::mod(x, m), y = z3::mod(y, m);
+    }
+    z3::expr f = a.op == Atom::Ge ? x >= y : x == y;
     return truth ? f : !f;
   }
   std::vector<i128> model(const std::vector<i128>& base) {

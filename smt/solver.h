@@ -15,10 +15,12 @@
 
 namespace qvet::smt {
 
-// `e >= 0` (Ge) or `e == 0` (Eq): the comparisons the ordering model makes, moved to one side.
+// `a >= b` (Ge) or `a == b` (Eq), compared at `width` bits: a 32-bit wait compares low dwords,
+// so both sides are taken modulo 2^32 (64: as they are).
 struct Atom {
-  Expr e;
+  Expr a, b;
   enum Op : uint8_t { Ge, Eq } op = Ge;
+  int width = 64;
 };
 
 struct Cover {

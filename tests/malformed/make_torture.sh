@@ -36,3 +36,18 @@ echo 257 > "$dir/nested_repeat.line"
   head -c 65536 /dev/urandom
 } > "$dir/random_bytes.hcq"
 echo 2 > "$dir/random_bytes.line"
+
+# 4. JSON nested 3 million arrays deep, and 20000 nested `repeat` statements in JSON: refused at
+#    the JSON nesting limit (512), reported on line 1.
+python_free_nest() {  # $1: count, $2: open, $3: close
+  awk -v n="$1" -v o="$2" -v c="$3" 'BEGIN { for (i = 0; i < n; i++) printf "%s", o; for (i = 0; i < n; i++) printf "%s", c }'
+}
+{ printf '{"format":"qvet-program","statements":'; python_free_nest 3000000 '[' ']'; printf '}'; } > "$dir/deep_json.hcq"
+echo 1 > "$dir/deep_json.line"
+{
+  printf '{"format":"qvet-program","statements":['
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"kind\":\"repeat\",\"var\":\"i%d\",\"from\":\"0\",\"to\":\"0\",\"body\":[", i;
+               for (i = 0; i < 20000; i++) printf "]}" }'
+  printf ']}'
+} > "$dir/deep_json_repeat.hcq"
+echo 1 > "$dir/deep_json_repeat.line"

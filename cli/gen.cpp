@@ -24,6 +24,7 @@ std::string gen_help() {
          "  --arch nv|amd|strict|mixed  device architectures (default nv)\n"
          "  --bugs N                inject N missing cross-queue waits; their lines are printed on stderr\n"
          "  --format hcq|json       output format (default hcq)\n"
+         "  --symbolic              declare `param tv in 0..2` and use it as each queue's first cross-wait threshold\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -70,6 +71,8 @@ std::string generate_program(const GenOptions& o, std::vector<uint64_t>* bug_lin
   uint64_t batches = std::max<uint64_t>(1, o.commands / batch_cmds);
   uint64_t per_queue = batches / qs.size() + 2;
   constexpr uint64_t kSlot = 256;
+  if (o.symbolic) emit("param tv in 0..2");
+  std::vector<bool> first_cross(qs.size(), true);
   for (auto& q : qs) {
     emit("buffer " + q.out + " on gpu" + std::to_string(q.device) + " " + std::to_string(per_queue * kSlot));
     emit("buffer w_" + q.name + " on gpu" + std::to_string(q.device) + " 64K");
@@ -102,7 +105,10 @@ std::string generate_program(const GenOptions& o, std::vector<uint64_t>* bug_lin
     if (prod) {
       uint64_t slot = prod->slots - 1;
       in = prod->out + "[" + std::to_string(slot * kSlot) + ":" + std::to_string((slot + 1) * kSlot) + "]";
-      if (!bug) emit("  wait " + prod->tl + " >= " + std::to_string(prod->value)), ++n;
+      size_t qi = size_t(&q - qs.data());
+      bool sym = o.symbolic && first_cross[qi];
+      first_cross[qi] = false;
+      if (!bug) emit("  wait " + prod->tl + " >= " + (sym ? std::string("tv") : std::to_string(prod->value))), ++n;
       else if (bug_lines) bug_lines->push_back(line + 1);
       std::string parch = o.arch == "mixed" ? archs[q.device % 2] : o.arch;
       if (!q.copy && parch == "amd" && prod->device != q.device) emit("  memory_barrier"), ++n;
@@ -134,6 +140,10 @@ int run_gen(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return std::cout << gen_help(), 0;
+    if (a == "--symbolic") {
+      o.symbolic = true;
+      continue;
+    }
     if (i + 1 >= argc) throw GenUsageError("unknown option or missing value: '" + a + "'");
     std::string v = argv[++i];
     auto num = [&]() -> uint64_t {

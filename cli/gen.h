@@ -22,6 +22,7 @@ struct GenOptions {
   int bugs = 0;            // missing cross-queue waits to inject
   std::string arch = "nv";  // nv | amd | strict | mixed
   std::string format = "hcq";
+  bool symbolic = false;  // a `param tv in 0..2` as the threshold of each queue's first cross wait
 };
 
 // Writes the program; `bug_lines` receives the line of each injected bug.

@@ -12,6 +12,8 @@ i128 clamp(i128 v) { return v > kSat ? kSat : v < -kSat ? -kSat : v; }
 i128 sat_add(i128 a, i128 b) { return clamp(clamp(a) + clamp(b)); }
 
 i128 sat_mul(i128 a, i128 b) {
+  constexpr i128 kSmall = i128(1) << 62;  // products of these fit: no division needed
+  if (a > -kSmall && a < kSmall && b > -kSmall && b < kSmall) return a * b;
   a = clamp(a), b = clamp(b);
   if (a == 0 || b == 0) return 0;
   i128 aa = a < 0 ? -a : a, bb = b < 0 ? -b : b;

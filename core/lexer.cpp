@@ -11,6 +11,21 @@ const char* tok_name(Tok t) {
   return names[int(t)];
 }
 
+void check_line_text(std::string_view line, uint32_t file, uint32_t lineno) {
+  bool comment = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    unsigned char c = (unsigned char)line[i];
+    if (c >= 32 && c < 127) {
+      comment |= c == '#';
+      continue;
+    }
+    if (c == '\t' || c == '\r' || (c >= 128 && comment)) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "non-text input: byte 0x%02x is not allowed here", c);
+    throw InputError{{file, lineno, uint32_t(i + 1)}, buf};
+  }
+}
+
 void check_text(std::string_view text, uint32_t file) {
   uint32_t line = 1, col = 1;
   bool comment = false;
@@ -78,6 +93,7 @@ std::vector<Token> lex_line(std::string_view s, uint32_t file, uint32_t lineno) 
 
 void lex_line(std::string_view s, uint32_t file, uint32_t lineno, std::vector<Token>& out) {
   out.clear();
+  if (out.capacity() < 32) out.reserve(32);
   size_t i = 0;
   while (i < s.size()) {
     char c = s[i];
@@ -94,7 +110,7 @@ void lex_line(std::string_view s, uint32_t file, uint32_t lineno, std::vector<To
       t.kind = Tok::Ident;
     } else if (is_digit(c)) {
       t.kind = Tok::Int;
-      t.value = lex_number(s, i, t.loc);
+      i128 value = lex_number(s, i, t.loc);
       if (i < s.size() && s[i] == '^') {
         ++i;
         if (i >= s.size() || !is_digit(s[i])) throw InputError{{file, lineno, uint32_t(i + 1)}, "expected an exponent after '^'"};
@@ -102,13 +118,14 @@ void lex_line(std::string_view s, uint32_t file, uint32_t lineno, std::vector<To
         i128 e = lex_number(s, i, eloc);
         i128 v = 1;
         for (i128 k = 0; k < e; ++k) {
-          v *= t.value;
+          v *= value;
           if (v > kU64Max) throw InputError{t.loc, "integer power is beyond 64 bits"};
           if (v == 0 || v == 1) break;
         }
         if (e == 0) v = 1;
-        t.value = v;
+        value = v;
       }
+      t.value = uint64_t(value);
     } else {
       auto two = [&](char a, char b) { return c == a && i + 1 < s.size() && s[i + 1] == b; };
       if (two('>', '=')) t.kind = Tok::Ge, i += 2;

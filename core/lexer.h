@@ -24,10 +24,10 @@ enum class Tok : uint8_t {
 const char* tok_name(Tok t);
 
 struct Token {
-  Tok kind = Tok::End;
   std::string_view text;
-  i128 value = 0;  // Int
+  uint64_t value = 0;  // Int (literals fit in 64 bits, or they are an input error)
   Loc loc;
+  Tok kind = Tok::End;
 };
 
 // Splits `line` (without its newline) into tokens; a comment ends the line. Throws InputError
@@ -39,5 +39,7 @@ void lex_line(std::string_view line, uint32_t file, uint32_t lineno, std::vector
 // Rejects input that is not text: NUL and other control bytes anywhere, non-ASCII outside
 // comments. Throws InputError at the first offending byte.
 void check_text(std::string_view text, uint32_t file);
+// The same for one line (numbered `lineno`), so a parser can check as it reads.
+void check_line_text(std::string_view line, uint32_t file, uint32_t lineno);
 
 }  // namespace qvet

@@ -41,18 +41,11 @@ const char* kind_word(NameRef::Kind k) {
 
 class Parser {
  public:
-  Parser(const SourceSet& src, uint32_t file, const std::vector<Loc>* map) : map_(map) {
+  Parser(const SourceSet& src, uint32_t file, const std::vector<Loc>* map, const StatementSink* sink)
+      : map_(map), sink_(sink) {
     p_.file = file;
     file_ = file;
-    std::string_view text = src.text(file);
-    check_text(text, file);
-    size_t b = 0;
-    while (b <= text.size()) {
-      size_t e = text.find('\n', b);
-      if (e == std::string_view::npos) e = text.size();
-      lines_.push_back(text.substr(b, e - b));
-      b = e + 1;
-    }
+    text_ = src.text(file);  // checked line by line as it is read (check_line_text)
   }
 
   Program run() {
@@ -68,13 +61,20 @@ class Parser {
 
  private:
   const std::vector<Loc>* map_;
+  const StatementSink* sink_;
   uint32_t file_;
   Program p_;
-  std::vector<std::string_view> lines_;
-  size_t next_line_ = 0;
+  std::string_view text_;
+  size_t next_pos_ = 0;    // start of the next line in text_
+  uint32_t next_line_ = 0;  // its number - 1
   std::vector<Token> toks_;
   size_t ti_ = 0;
-  std::unordered_map<std::string, NameRef> names_;
+  // Looked up by string_view without building a string (one lookup per name on every line).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, NameRef, NameHash, std::equal_to<>> names_;
   std::vector<std::pair<std::string, uint32_t>> scope_;  // loop variables and list parameters
   int paren_depth_ = 0;
   bool in_list_ = false;
@@ -87,9 +87,13 @@ class Parser {
 
   // Advances to the next line holding tokens; false at end of input.
   bool next_statement() {
-    while (next_line_ < lines_.size()) {
-      uint32_t lineno = uint32_t(next_line_ + 1);
-      std::string_view line = lines_[next_line_++];
+    while (next_pos_ <= text_.size()) {
+      uint32_t lineno = ++next_line_;
+      size_t e = text_.find('\n', next_pos_);
+      if (e == std::string_view::npos) e = text_.size();
+      std::string_view line = text_.substr(next_pos_, e - next_pos_);
+      next_pos_ = e + 1;
+      check_line_text(line, file_, lineno);
       if (!map_) scan_expect(line, lineno);
       lex_line(line, file_, lineno, toks_);
       for (auto& t : toks_) t.loc = map_loc(t.loc);
@@ -193,11 +197,11 @@ class Parser {
   }
   NameRef lookup(const Token& t) {
     if (t.kind != Tok::Ident) fail(t.loc, "expected a name, found '" + std::string(t.text) + "'");
-    std::string n(t.text);
+    std::string_view n = t.text;
     for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
       if (it->first == n) return {NameRef::Var, it->second};
     auto it = names_.find(n);
-    if (it == names_.end()) fail(t.loc, "undeclared name '" + n + "'");
+    if (it == names_.end()) fail(t.loc, "undeclared name '" + std::string(n) + "'");
     return it->second;
   }
   uint32_t lookup_as(const Token& t, NameRef::Kind kind) {
@@ -362,11 +366,11 @@ class Parser {
     c.loc = kw.loc;
     if (kw.kind != Tok::Ident) fail(kw.loc, "expected a device command, found '" + std::string(kw.text) + "'");
     std::string_view w = kw.text;
-    if (w == "device" || w == "peer" || w == "map" || w == "buffer" || w == "queue" || w == "param" || w == "commands" ||
-        (w == "signal" && peek(1).kind == Tok::Ident && peek(1).text == "on") ||
-        (w == "signal" && peek(2).kind == Tok::Ident && peek(2).text == "on"))
+    bool common = w == "exec" || w == "wait" || w == "copy" || (w == "signal" && peek(2).text != "on");
+    if (!common && (w == "device" || w == "peer" || w == "map" || w == "buffer" || w == "queue" || w == "param" ||
+                    w == "commands" || w == "signal"))
       fail(kw.loc, "declarations belong at top level, not inside blocks");
-    if (w == "submit" || w == "repeat" || w == "read" || w == "write" || w == "free" || w == "alloc")
+    if (!common && (w == "submit" || w == "repeat" || w == "read" || w == "write" || w == "free" || w == "alloc"))
       fail(kw.loc, "'" + std::string(w) + "' is a host statement and cannot appear inside a command block");
     if (w == "wait") {
       c.op = CmdOp::Wait;
@@ -441,7 +445,7 @@ class Parser {
       }
       Stmt s = parse_statement(depth);
       if (out) out->push_back(std::move(s));
-      else p_.stmts.push_back(std::move(s));
+      else if (!sink_ || !(*sink_)(p_, s)) p_.stmts.push_back(std::move(s));
     }
   }
   Loc current_open_;
@@ -709,9 +713,9 @@ bool is_keyword(std::string_view w) {
 
 Expectation parse_expectation(std::string_view item, Loc loc) { return Parser::parse_expect_item(item, loc); }
 
-Program parse_hcq(const SourceSet& src, uint32_t file, const std::vector<Loc>* line_map) {
+Program parse_hcq(const SourceSet& src, uint32_t file, const std::vector<Loc>* line_map, const StatementSink* sink) {
   try {
-    return Parser(src, file, line_map).run();
+    return Parser(src, file, line_map, sink).run();
   } catch (InputError& e) {
     // Errors found before tokens were mapped (non-text bytes) still point at the lowered text.
     if (line_map && e.loc.file == file && e.loc.line >= 1 && e.loc.line <= line_map->size() &&
@@ -730,7 +734,7 @@ Diagnostic input_diagnostic(const InputError& e) {
   return d;
 }
 
-LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text) {
+LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text, const StatementSink* sink) {
   LoadResult r;
   bool json = false;
   for (char c : text) {
@@ -740,7 +744,7 @@ LoadResult load_program_text(SourceSet& src, const std::string& name, std::strin
   }
   uint32_t file = src.add(name, std::move(text));
   try {
-    r.program = json ? read_json_program(src, file) : parse_hcq(src, file);
+    r.program = json ? read_json_program(src, file) : parse_hcq(src, file, nullptr, sink);
   } catch (const InputError& e) {
     r.error = input_diagnostic(e);
   } catch (const std::bad_alloc&) {
@@ -749,27 +753,32 @@ LoadResult load_program_text(SourceSet& src, const std::string& name, std::strin
   return r;
 }
 
-LoadResult load_program(SourceSet& src, const std::string& path) {
-  std::string text;
+bool read_file(const std::string& path, std::string& text) {
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  std::streamoff size = in.tellg();
+  in.seekg(0);
+  if (size > 0) {
+    text.resize(size_t(size));
+    in.read(text.data(), size);
+    text.resize(size_t(in.gcount()));
   } else {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) {
-      LoadResult r;
-      uint32_t f = src.add(path, "");
-      r.error = input_diagnostic({{f, 0, 0}, "cannot open file"});
-      return r;
-    }
-    std::streamoff size = in.tellg();
-    in.seekg(0);
-    if (size > 0) {
-      text.resize(size_t(size));
-      in.read(text.data(), size);
-      text.resize(size_t(in.gcount()));
-    } else {
-      text.assign(std::istreambuf_iterator<char>(in), {});  // pipes and other unsized files
-    }
+    text.assign(std::istreambuf_iterator<char>(in), {});  // pipes and other unsized files
+  }
+  return true;
+}
+
+LoadResult load_program(SourceSet& src, const std::string& path) {
+  std::string text;
+  if (!read_file(path, text)) {
+    LoadResult r;
+    uint32_t f = src.add(path, "");
+    r.error = input_diagnostic({{f, 0, 0}, "cannot open file"});
+    return r;
   }
   return load_program_text(src, path == "-" ? "<stdin>" : path, std::move(text));
 }

@@ -4,6 +4,7 @@
 // opens a block, `}` stands alone). It resolves names and checks every static rule of
 // language.md as it goes; the first violation is an InputError naming file:line:col.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +18,12 @@ namespace qvet {
 // Parses the text of `file` in `src`. When `line_map` is given, token locations are replaced by
 // line_map[line-1] (used for programs lowered from JSON: errors point at the original source).
 // Throws InputError.
-Program parse_hcq(const SourceSet& src, uint32_t file, const std::vector<Loc>* line_map = nullptr);
+// Called with each top-level statement as soon as it is read (and the program read so far);
+// returning true drops the statement from the Program (it was consumed, e.g. elaborated).
+using StatementSink = std::function<bool(const Program&, const Stmt&)>;
+
+Program parse_hcq(const SourceSet& src, uint32_t file, const std::vector<Loc>* line_map = nullptr,
+                  const StatementSink* sink = nullptr);
 
 struct LoadResult {
   std::optional<Program> program;
@@ -26,8 +32,11 @@ struct LoadResult {
 
 // Reads `path` ("-" is standard input) as .hcq text, or as JSON IR when it starts with '{'.
 LoadResult load_program(SourceSet& src, const std::string& path);
-// Same, for text already in memory.
-LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text);
+// Same, for text already in memory; .hcq text is parsed with `sink` (see parse_hcq).
+LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text,
+                             const StatementSink* sink = nullptr);
+// Reads a file ("-": standard input) into `text`; false when it cannot be opened.
+bool read_file(const std::string& path, std::string& text);
 
 // An InputError as a Diagnostic (rule "input").
 Diagnostic input_diagnostic(const InputError& e);

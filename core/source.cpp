@@ -19,8 +19,8 @@ std::string_view SourceSet::line(uint32_t file, uint32_t line) const {
   File& f = files_[file];
   if (f.line_starts.empty()) {
     f.line_starts.push_back(0);
-    for (uint32_t i = 0; i < f.text.size(); ++i)
-      if (f.text[i] == '\n') f.line_starts.push_back(i + 1);
+    for (size_t i = f.text.find('\n'); i != std::string::npos; i = f.text.find('\n', i + 1))
+      f.line_starts.push_back(uint32_t(i + 1));
   }
   if (line > f.line_starts.size()) return {};
   uint32_t b = f.line_starts[line - 1];

@@ -34,7 +34,9 @@ void Clock::add_end(uint32_t q, uint32_t index) {
 
 void Clock::join(const Clock& o) {
   host_ = std::max(host_, o.host_);
-  for (size_t q = 0; q < done_.size(); ++q) done_[q] = std::max(done_[q], o.done_[q]);
+  uint32_t* d = done_.data();
+  const uint32_t* od = o.done_.data();
+  for (size_t q = 0, n = done_.size(); q < n; ++q) d[q] = std::max(d[q], od[q]);
   if (o.extra_.empty() && extra_.empty()) return;
   boost::container::small_vector<std::pair<uint32_t, uint32_t>, 4> merged;
   std::set_union(extra_.begin(), extra_.end(), o.extra_.begin(), o.extra_.end(), std::back_inserter(merged));

@@ -19,7 +19,8 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   host_clock_ = Clock(nq_);
   cmd_ran_.assign(t.cmds.size(), 0);
   host_ran_.assign(t.host.size(), 0);
-  submit_clock_.resize(t.host.size());
+  submit_epoch_.resize(t.host.size(), 0);
+  host_epochs_.push_back(std::make_shared<const Clock>(nq_));
   cmd_write_.assign(t.cmds.size(), kNone);
   host_write_.assign(t.host.size(), kNone);
   cmd_resolution_.assign(t.cmds.size(), kNone);
@@ -32,7 +33,9 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   auto agent_list = [&](uint32_t s, uint32_t agent) -> AgentWrites& {
     for (auto& a : by_agent_[s])
       if (a.agent == agent) return a;
-    by_agent_[s].push_back({agent, {}, {}, {}, 0});
+    AgentWrites a;
+    a.agent = agent;
+    by_agent_[s].push_back(std::move(a));
     return by_agent_[s].back();
   };
   auto add = [&](uint32_t s, EventRef e, uint32_t agent, i128 value, int width) {
@@ -60,6 +63,8 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   for (size_t s = 0; s < p_.signals.size(); ++s)
     for (auto& a : by_agent_[s]) {
       size_t n = a.idx.size();
+      a.vals.resize(n);
+      for (size_t j = 0; j < n; ++j) a.vals[j] = writes_[s][a.idx[j]].value;
       a.suffix_max.assign(n + 1, 0);
       a.suffix_max32.assign(n + 1, 0);
       for (size_t j = n; j-- > 0;) {
@@ -98,12 +103,16 @@ bool Engine::write_dead(const SignalWrite& w) const {
 }
 
 size_t Engine::first_match(uint32_t s, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const {
-  const auto& ws = writes_[s];
+  // Unprocessed writes still hold their pre-run bound in `vals` (a 32-bit write's high half is
+  // only known once it runs), which is what a pending write can be compared with.
+  (void)s;
+  if (from < aw.vals.size() && (aw.vals[from] & mask) >= v) return from;  // the usual case
   bool mono = mask == 0xffffffffu ? aw.monotone32 : aw.monotone;
   if (mono) {
-    auto it = std::partition_point(aw.idx.begin() + long(from), aw.idx.end(), [&](uint32_t i) { return (ws[i].value & mask) < v; });
-    return size_t(it - aw.idx.begin());
+    auto it = std::partition_point(aw.vals.begin() + long(from), aw.vals.end(), [&](uint64_t x) { return (x & mask) < v; });
+    return size_t(it - aw.vals.begin());
   }
+  const auto& ws = writes_[s];
   const auto& sm = mask == 0xffffffffu ? aw.suffix_max32 : aw.suffix_max;
   for (size_t j = from; j < aw.idx.size() && sm[j] >= v; ++j)
     if ((ws[aw.idx[j]].value & mask) >= v) return j;
@@ -279,7 +288,10 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
   const TraceCmd& c = t_.cmds[id];
   if (!host_ran_[c.submit]) return false;
   Clock start = st.fe;
-  start.join(*submit_clock_[c.submit]);
+  if (!start.knows_host(c.submit)) {  // the batch's first command: later ones know it through the front end
+    start.join(*host_epochs_[submit_epoch_[c.submit]]);
+    start.see_host(c.submit);
+  }
   bool chained = st.mode == Mode::Chained;
   if (chained && c.op == CmdOp::Exec && st.chain_valid) start.join(st.chain_end);
   Clock end = start;
@@ -372,7 +384,8 @@ bool Engine::step_host(EngineObserver& obs) {
     }
     k.join(learned);
   }
-  if (e.op == HostOp::Submit) submit_clock_[h] = std::make_shared<const Clock>(k);
+  if (e.op == HostOp::Wait) host_epochs_.push_back(std::make_shared<const Clock>(k));
+  if (e.op == HostOp::Submit) submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
   if (e.op == HostOp::Free || e.op == HostOp::Wait) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
   if (host_write_[h] != kNone) record_write(e.signal, host_write_[h], k);
   host_clock_ = k;
@@ -384,14 +397,12 @@ bool Engine::step_host(EngineObserver& obs) {
 
 void Engine::unstick(EngineObserver& obs) {
   (void)obs;
-  // Nodes: the wait at the head of each stuck agent.
-  struct Node {
-    EventRef wait;
-    uint32_t agent, signal;
-    uint64_t v, mask;
-  };
-  std::vector<Node> nodes;
-  std::vector<int> node_of_queue(nq_, -1);
+  // Nodes: the wait at the head of each stuck agent. (Buffers are members: this runs once per
+  // stuck episode, which is once per cross-queue wait in timeline-heavy programs.)
+  auto& nodes = stuck_nodes_;
+  auto& node_of_queue = stuck_node_of_queue_;
+  nodes.clear();
+  node_of_queue.assign(nq_, -1);
   int host_node = -1;
   for (uint32_t q = 0; q < nq_; ++q) {
     QueueState& st = qs_[q];
@@ -415,9 +426,12 @@ void Engine::unstick(EngineObserver& obs) {
   }
   // The graph is tiny (one node per stuck agent) and built once per stuck episode, so it is a plain
   // vector of adjacency lists (Boost's vector_as_graph) rather than an adjacency_list.
-  std::vector<std::vector<int>> out(nodes.size());
+  auto& out = stuck_out_;
+  if (out.size() < nodes.size()) out.resize(nodes.size());
+  for (auto& o : out) o.clear();
+  out.resize(std::max(out.size(), nodes.size()));
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node& n = nodes[i];
+    const StuckNode& n = nodes[i];
     for (const AgentWrites& aw : by_agent_[n.signal]) {
       if (aw.agent == n.agent) continue;
       uint32_t idx = pending_candidate(n.wait, n.signal, aw, n.v, n.mask);
@@ -430,6 +444,8 @@ void Engine::unstick(EngineObserver& obs) {
       if (to >= 0 && std::find(out[i].begin(), out[i].end(), to) == out[i].end()) out[i].push_back(to);
     }
   }
+  // vector_as_graph takes every element of `out` as a vertex: size it to the nodes.
+  out.resize(nodes.size());
   std::vector<int> comp(nodes.size());
   int ncomp = boost::strong_components(out, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, out)));
   std::vector<bool> sink(size_t(ncomp), true);
@@ -450,7 +466,7 @@ void Engine::unstick(EngineObserver& obs) {
     int pick = -1;
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (comp[i] != c) continue;
-      const Node& n = nodes[i];
+      const StuckNode& n = nodes[i];
       bool has = (init_[n.signal] & n.mask) >= n.v;
       for (const AgentWrites& aw : by_agent_[n.signal])
         if (aw.processed && (n.mask == 0xffffffffu ? aw.processed_max32 : aw.processed_max) >= n.v) has = true;
@@ -458,7 +474,7 @@ void Engine::unstick(EngineObserver& obs) {
     }
     if (pick >= 0) {
       any = true;
-      const Node& n = nodes[size_t(pick)];
+      const StuckNode& n = nodes[size_t(pick)];
       if (n.wait.host) host_forced_ = true;
       else qs_[n.agent].forced = true;
     }

@@ -117,6 +117,14 @@ class Engine {
   void record_write(uint32_t signal, size_t index, const Clock& end);
   bool write_dead(const SignalWrite& w) const;
   void unstick(EngineObserver& obs);
+  struct StuckNode {
+    EventRef wait;
+    uint32_t agent, signal;
+    uint64_t v, mask;
+  };
+  std::vector<StuckNode> stuck_nodes_;
+  std::vector<int> stuck_node_of_queue_;
+  std::vector<std::vector<int>> stuck_out_;
   void kill_agent(uint32_t agent, uint32_t deadlock);
   void finish_counts();
 
@@ -135,13 +143,17 @@ class Engine {
   uint64_t epoch(uint32_t signal) const { return sig_epoch_[signal] + (deaths_ << 40); }
   uint64_t host_blocked_at_ = ~uint64_t(0);
   Clock host_clock_;
-  std::vector<std::shared_ptr<const Clock>> submit_clock_;  // per host event (submits)
+  // What a submit knows: the host's clock changes only at host waits; between them only the host
+  // index grows. So each submit records the clock of the latest host wait (an "epoch").
+  std::vector<std::shared_ptr<const Clock>> host_epochs_;
+  std::vector<uint32_t> submit_epoch_;  // per host event (submits)
   std::vector<std::pair<uint32_t, std::shared_ptr<const Clock>>> kept_host_clocks_;
   std::vector<std::vector<SignalWrite>> writes_;  // per signal, in agent order within each agent
   // per signal: per agent, indices into writes_[signal] in agent order, and how many are processed
   struct AgentWrites {
     uint32_t agent;
     std::vector<uint32_t> idx;
+    std::vector<uint64_t> vals;  // writes_[signal][idx[j]].value before any write runs (searched often)
     std::vector<uint64_t> suffix_max, suffix_max32;
     bool monotone = true, monotone32 = true;  // values never decrease (timelines): binary search
     size_t processed = 0;

@@ -33,46 +33,75 @@ namespace {
 
 class Elaborator {
  public:
-  Elaborator(const Program& p, std::vector<i128> binding, size_t max_events, bool symbolic)
-      : p_(p), max_events_(max_events), symbolic_(symbolic) {
+  Elaborator(const Program& p, std::vector<i128> binding, size_t max_events, bool symbolic, bool keep_sources = true)
+      : p_(&p), max_events_(max_events), symbolic_(symbolic), keep_sources_(keep_sources) {
     t_.program = &p;
     t_.binding = std::move(binding);
-    t_.queue_cmds.resize(p.queues.size());
     t_.contexts.push_back({});
-    live_buf_.assign(p.buffers.size(), true);
-    live_sig_.assign(p.signals.size(), true);
-    freed_buf_.assign(p.buffers.size(), kNone);
-    freed_sig_.assign(p.signals.size(), kNone);
-    since_alloc_.resize(p.buffers.size() + p.signals.size());
+    grow();
+  }
+
+  void reserve(size_t cmds) {
+    t_.cmds.reserve(cmds);
+    t_.accesses.reserve(cmds * 2);
+    t_.host.reserve(cmds / 8);
+  }
+
+  // Streaming: the program grows while it is read; tables follow it. `p` is the program as it
+  // is now (its vectors may have moved since the last statement).
+  void statement(const Program& p, const Stmt& s) {
+    p_ = &p;
+    grow();
+    stmt(s, 0);
+  }
+  Trace take(const Program& p) {
+    p_ = &p;
+    t_.program = &p;
+    grow();
+    return std::move(t_);
   }
 
   Trace run() {
     if (symbolic_)
-      for (auto& g : p_.signals) t_.sym_signal_init.push_back(params_only(g.init));
+      for (auto& g : p_->signals) t_.sym_signal_init.push_back(params_only(g.init));
     size_t cmds = 0, accesses = 0, host = 0;
-    estimate(p_.stmts, 1, cmds, accesses, host);
+    estimate(p_->stmts, 1, cmds, accesses, host);
     t_.cmds.reserve(std::min(cmds, max_events_));
     t_.accesses.reserve(std::min(accesses, max_events_));
     t_.host.reserve(std::min(host, max_events_));
-    stmts(p_.stmts, 0);
+    stmts(p_->stmts, 0);
     return std::move(t_);
   }
 
  private:
-  const Program& p_;
+  const Program* p_;
   size_t max_events_;
   bool symbolic_;
+  bool keep_sources_;  // TraceCmd::src and HostEvent::src point into the program (not when streaming)
+
+  void grow() {
+    const Program& p = *p_;
+    t_.queue_cmds.resize(p.queues.size());
+    if (t_.binding.size() < p.vars.size()) t_.binding.resize(p.vars.size(), 0);
+    live_buf_.resize(p.buffers.size(), true);
+    live_sig_.resize(p.signals.size(), true);
+    freed_buf_.resize(p.buffers.size(), kNone);
+    freed_sig_.resize(p.signals.size(), kNone);
+    since_alloc_buf_.resize(p.buffers.size());
+    since_alloc_sig_.resize(p.signals.size());
+  }
   // `e` with every variable that is not a param replaced by its current value.
   Expr params_only(const Expr& e) const {
     Expr r = Expr::of(e.constant);
     for (auto& [v, c] : e.terms)
-      r = p_.vars[v].kind == Var::Param ? r + Expr::var(v).scaled(c) : r + Expr::of(sat_mul(c, t_.binding[v]));
+      r = p_->vars[v].kind == Var::Param ? r + Expr::var(v).scaled(c) : r + Expr::of(sat_mul(c, t_.binding[v]));
     return r;
   }
   Trace t_;
   std::vector<bool> live_buf_, live_sig_;
   std::vector<uint32_t> freed_buf_, freed_sig_;
-  std::vector<std::vector<uint32_t>> since_alloc_;  // per object: commands submitted in its current lifetime
+  // per buffer and signal: commands submitted in its current lifetime
+  std::vector<std::vector<uint32_t>> since_alloc_buf_, since_alloc_sig_;
 
   i128 eval(const Expr& e) { return evaluate(e, t_.binding); }
   size_t steps_ = 0;
@@ -80,15 +109,17 @@ class Elaborator {
     if (++steps_ >= max_events_)
       throw InputError{loc, "program expands to more than " + std::to_string(max_events_) + " events (an implementation limit)", true};
   }
-  uint32_t obj_slot(ObjectRef o) const { return o.kind == ObjectRef::Buffer ? o.id : uint32_t(p_.buffers.size()) + o.id; }
+  std::vector<uint32_t>& since_alloc(ObjectRef o) {
+    return o.kind == ObjectRef::Buffer ? since_alloc_buf_[o.id] : since_alloc_sig_[o.id];
+  }
 
   void add_access(const Range& r, bool write) {
-    i128 off = eval(p_.buffers[r.buffer].base_lo), lo = off + eval(r.lo), hi = off + eval(r.hi);
+    i128 off = eval(p_->buffers[r.buffer].base_lo), lo = off + eval(r.lo), hi = off + eval(r.hi);
     uint32_t base = r.base;
-    Access a{base, uint64_t(lo), uint64_t(hi), write, r.loc, live_buf_[base] ? kNone : freed_buf_[base]};
+    Access a{uint64_t(lo), uint64_t(hi), base, live_buf_[base] ? kNone : freed_buf_[base], write};
     t_.accesses.push_back(a);
     if (symbolic_) {
-      Expr off = params_only(p_.buffers[r.buffer].base_lo);
+      Expr off = params_only(p_->buffers[r.buffer].base_lo);
       t_.sym_access_lo.push_back(off + params_only(r.lo));
       t_.sym_access_hi.push_back(off + params_only(r.hi));
     }
@@ -96,9 +127,15 @@ class Elaborator {
 
   void command(const Command& c, uint32_t queue, uint32_t submit, uint32_t ctx) {
     budget(c.loc);
-    TraceCmd tc{c.op, queue, uint32_t(t_.queue_cmds[queue].size()), submit, c.loc, ctx};
+    TraceCmd tc;
+    tc.op = c.op;
+    tc.queue = queue;
+    tc.index = uint32_t(t_.queue_cmds[queue].size());
+    tc.submit = submit;
+    tc.loc = c.loc;
+    tc.ctx = ctx;
     tc.kernel = c.kernel;
-    tc.src = &c;
+    tc.src = keep_sources_ ? &c : nullptr;
     tc.acc_begin = uint32_t(t_.accesses.size());
     for (auto& r : c.reads) add_access(r, false);
     for (auto& r : c.writes) add_access(r, true);
@@ -111,8 +148,8 @@ class Elaborator {
     if (symbolic_) t_.sym_cmd_value.push_back(params_only(c.value));
     uint32_t id = uint32_t(t_.cmds.size());
     for (uint32_t a = tc.acc_begin; a < tc.acc_end; ++a)
-      if (t_.accesses[a].freed_by == kNone) since_alloc_[t_.accesses[a].buffer].push_back(id);
-    if (c.signal != kNone && tc.signal_freed_by == kNone) since_alloc_[p_.buffers.size() + c.signal].push_back(id);
+      if (t_.accesses[a].freed_by == kNone) since_alloc_buf_[t_.accesses[a].buffer].push_back(id);
+    if (c.signal != kNone && tc.signal_freed_by == kNone) since_alloc_sig_[c.signal].push_back(id);
     t_.queue_cmds[queue].push_back(id);
     t_.cmds.push_back(tc);
   }
@@ -130,7 +167,7 @@ class Elaborator {
     for (const Stmt& s : list) {
       if (cmds > max_events_) return;
       const std::vector<Command>* body = s.kind == StmtKind::Submit ? &s.cmds
-                                         : s.kind == StmtKind::SubmitList ? &p_.lists[s.id2].body : nullptr;
+                                         : s.kind == StmtKind::SubmitList ? &p_->lists[s.id2].body : nullptr;
       if (body) {
         cmds += times * body->size();
         for (auto& c : *body) acc += times * (c.reads.size() + c.writes.size());
@@ -152,7 +189,7 @@ class Elaborator {
     HostEvent e{};
     e.loc = s.loc;
     e.ctx = ctx;
-    e.src = &s;
+    e.src = keep_sources_ ? &s : nullptr;
     switch (s.kind) {
       case StmtKind::Submit:
       case StmtKind::SubmitList: {
@@ -170,7 +207,7 @@ class Elaborator {
             lctx = uint32_t(t_.contexts.size() - 1);
             t_.binding[v] = val;
           }
-          for (auto& c : p_.lists[s.id2].body) command(c, s.id, h, lctx);
+          for (auto& c : p_->lists[s.id2].body) command(c, s.id, h, lctx);
         }
         t_.host[h].cmd_end = uint32_t(t_.cmds.size());
         return;
@@ -198,13 +235,12 @@ class Elaborator {
         e.object = s.object;
         bool buf = s.object.kind == ObjectRef::Buffer;
         auto live = buf ? live_buf_[s.object.id] : live_sig_[s.object.id];
-        std::string name = p_.object_name(s.object);
+        std::string name = p_->object_name(s.object);
         std::string where = ctx ? " (with " + t_.describe(ctx) + ")" : "";
         if (is_free && !live) throw InputError{s.loc, "'" + name + "' is freed but is not live" + where};
         if (!is_free && live) throw InputError{s.loc, "'" + name + "' is allocated but is already live" + where};
-        uint32_t slot = obj_slot(s.object);
-        if (is_free) e.inflight = std::move(since_alloc_[slot]);
-        since_alloc_[slot].clear();
+        if (is_free) e.inflight = std::move(since_alloc(s.object));
+        since_alloc(s.object).clear();
         uint32_t h = host_event(std::move(e));
         (buf ? live_buf_ : live_sig_)[s.object.id] = !is_free;
         (buf ? freed_buf_ : freed_sig_)[s.object.id] = is_free ? h : kNone;
@@ -230,5 +266,17 @@ class Elaborator {
 Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events, bool symbolic) {
   return Elaborator(p, binding, max_events, symbolic).run();
 }
+
+struct TraceBuilder::Impl : Elaborator {
+  using Elaborator::Elaborator;
+};
+
+TraceBuilder::TraceBuilder(const Program& p, size_t reserve_cmds)
+    : impl_(std::make_unique<Impl>(p, std::vector<i128>{}, kMaxEvents, false, false)) {
+  impl_->reserve(reserve_cmds);
+}
+TraceBuilder::~TraceBuilder() = default;
+void TraceBuilder::statement(const Program& p, const Stmt& s) { impl_->statement(p, s); }
+Trace TraceBuilder::finish(const Program& p) { return impl_->take(p); }
 
 }  // namespace qvet

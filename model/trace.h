@@ -7,6 +7,7 @@
 // is live, and a program that expands beyond kMaxEvents.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,11 +21,10 @@ constexpr size_t kMaxEvents = 30'000'000;  // commands, host statements and loop
 
 // One memory range touched by a command or host statement, in bytes of a base buffer.
 struct Access {
-  uint32_t buffer;  // base buffer
   uint64_t lo, hi;
-  bool write;
-  Loc loc;
+  uint32_t buffer;            // base buffer
   uint32_t freed_by = kNone;  // host event of the `free` when the access was submitted while dead
+  bool write;
 };
 
 // Where an unrolled event came from: loop variable values and command-list arguments.
@@ -34,19 +34,19 @@ struct Context {
   i128 value = 0;
 };
 
-struct TraceCmd {
-  CmdOp op;
+struct TraceCmd {  // fields ordered for size: one per command of the program
+  i128 value = 0;                // as evaluated; may not fit the operation's width (rule value-width)
+  const Command* src = nullptr;  // the source command (in a submit or a command list); null when streamed
   uint32_t queue;
   uint32_t index;   // position within its queue
   uint32_t submit;  // host event that submitted it
   Loc loc;
   uint32_t ctx;
   uint32_t signal = kNone;
-  uint32_t kernel = kNone;  // Exec
-  i128 value = 0;  // as evaluated; may not fit the operation's width (rule value-width)
+  uint32_t kernel = kNone;              // Exec
   uint32_t acc_begin = 0, acc_end = 0;  // into Trace::accesses
   uint32_t signal_freed_by = kNone;     // the signal was freed when this was submitted
-  const Command* src = nullptr;         // the source command (in a submit or a command list)
+  CmdOp op;
 };
 
 enum class HostOp : uint8_t { Submit, Wait, Signal, Read, Write, Free, Alloc };
@@ -92,6 +92,21 @@ struct Trace {
 // Binds params: explicit values by name; others take their smallest admissible value.
 // Throws InputError for unknown names or values outside a param's constraints.
 std::vector<i128> bind_params(const Program& p, const std::vector<std::pair<std::string, i128>>& values);
+
+// Builds a Trace while a param-free program is being read, one top-level statement at a time, so
+// large generated programs need not keep their batches in memory (TraceCmd::src and
+// HostEvent::src stay null). Throws InputError like elaborate.
+class TraceBuilder {
+ public:
+  TraceBuilder(const Program& p, size_t reserve_cmds);
+  ~TraceBuilder();
+  void statement(const Program& p, const Stmt& s);  // `p`: the program read so far
+  Trace finish(const Program& p);
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 // Elaborates `p` under `binding`. Throws InputError.
 Trace elaborate(const Program& p, const std::vector<i128>& binding, size_t max_events = kMaxEvents,

@@ -4,7 +4,6 @@
 // vector_as_graph first: strong_components finds its functions by name lookup at definition.
 #include <boost/graph/vector_as_graph.hpp>
 #include <boost/graph/strong_components.hpp>
-#include <functional>
 #include <set>
 
 namespace qvet {
@@ -270,14 +269,31 @@ void Engine::kill_agent(uint32_t agent, uint32_t cause) {
 }
 
 // A wait with no candidate: a deadlock of its own, or blocked behind another deadlock when the
-// writes that could satisfy it never run.
-static uint32_t no_candidate_cause(const Engine& e, const std::vector<SignalWrite>& ws, uint64_t v, uint64_t mask,
-                                   const std::vector<uint32_t>& qcause, uint32_t hcause,
-                                   const std::function<bool(const SignalWrite&)>& dead) {
-  (void)e;
-  for (const SignalWrite& w : ws)
-    if (!w.processed && (w.value & mask) >= v && dead(w)) return w.agent == kHostAgent ? hcause : qcause[w.agent];
+// writes that could satisfy it never run (then it belongs to that deadlock).
+uint32_t Engine::blocked_cause(uint32_t signal, uint64_t v, uint64_t mask) const {
+  for (const SignalWrite& w : writes_[signal])
+    if (!w.processed && (w.value & mask) >= v && write_dead(w))
+      return w.agent == kHostAgent ? host_dead_cause_ : queue_dead_cause_[w.agent];
   return kNone;
+}
+
+Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, uint32_t signal, uint64_t v, uint64_t mask, bool& forced,
+                                  uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
+  uint32_t blocker;
+  if (!forced && blocked_at == epoch(signal)) return WaitStep::Blocked;
+  if (!forced && !resolvable(w, signal, v, mask, blocker)) {
+    blocked_at = epoch(signal);
+    return WaitStep::Blocked;
+  }
+  forced = false;
+  if (resolve(w, signal, v, mask, start, learned, obs)) return WaitStep::Resolved;
+  uint32_t cause = blocked_cause(signal, v, mask);
+  if (cause == kNone) {
+    cause = uint32_t(deadlocks_.size());
+    deadlocks_.push_back({{w}, false, 0, 0});
+  }
+  kill_agent(agent, cause);
+  return WaitStep::Dead;
 }
 
 bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
@@ -299,24 +315,9 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
   switch (c.op) {
     case CmdOp::Wait: {
       uint64_t mask = word_mask(q, true), v = uint64_t(c.value) & mask;
-      uint32_t blocker;
-      if (!st.forced && st.blocked_at == epoch(c.signal)) return false;
-      if (!st.forced && !resolvable({false, id}, c.signal, v, mask, blocker)) {
-        st.blocked_at = epoch(c.signal);
-        return false;
-      }
-      st.forced = false;
       Clock learned;
-      if (!resolve({false, id}, c.signal, v, mask, start, learned, obs)) {
-        uint32_t cause = no_candidate_cause(*this, writes_[c.signal], v, mask, queue_dead_cause_, host_dead_cause_,
-                                            [&](const SignalWrite& w) { return write_dead(w); });
-        if (cause == kNone) {
-          cause = uint32_t(deadlocks_.size());
-          deadlocks_.push_back({{{false, id}}, false, 0, 0});
-        }
-        kill_agent(q, cause);
+      if (try_wait({false, id}, q, c.signal, v, mask, st.forced, st.blocked_at, start, learned, obs) != WaitStep::Resolved)
         return false;
-      }
       end.join(learned);
       break;
     }
@@ -364,24 +365,10 @@ bool Engine::step_host(EngineObserver& obs) {
   k.see_host(h);
   if (e.op == HostOp::Wait) {
     uint64_t mask = width_mask(kHostWidth), v = uint64_t(e.value);
-    uint32_t blocker;
-    if (!host_forced_ && host_blocked_at_ == epoch(e.signal)) return false;
-    if (!host_forced_ && !resolvable({true, h}, e.signal, v, mask, blocker)) {
-      host_blocked_at_ = epoch(e.signal);
-      return false;
-    }
-    host_forced_ = false;
     Clock learned;
-    if (!resolve({true, h}, e.signal, v, mask, k, learned, obs)) {
-      uint32_t cause = no_candidate_cause(*this, writes_[e.signal], v, mask, queue_dead_cause_, host_dead_cause_,
-                                          [&](const SignalWrite& w) { return write_dead(w); });
-      if (cause == kNone) {
-        cause = uint32_t(deadlocks_.size());
-        deadlocks_.push_back({{{true, h}}, false, 0, 0});
-      }
-      kill_agent(kHostAgent, cause);
+    if (try_wait({true, h}, kHostAgent, e.signal, v, mask, host_forced_, host_blocked_at_, k, learned, obs) !=
+        WaitStep::Resolved)
       return false;
-    }
     k.join(learned);
   }
   if (e.op == HostOp::Wait) host_epochs_.push_back(std::make_shared<const Clock>(k));
@@ -395,8 +382,7 @@ bool Engine::step_host(EngineObserver& obs) {
   return true;
 }
 
-void Engine::unstick(EngineObserver& obs) {
-  (void)obs;
+void Engine::unstick() {
   // Nodes: the wait at the head of each stuck agent. (Buffers are members: this runs once per
   // stuck episode, which is once per cross-queue wait in timeline-heavy programs.)
   auto& nodes = stuck_nodes_;
@@ -520,7 +506,7 @@ void Engine::run(EngineObserver& obs) {
     for (uint32_t q = 0; q < nq_ && done; ++q)
       if (!qs_[q].dead && qs_[q].pos < t_.queue_cmds[q].size()) done = false;
     if (done) break;
-    unstick(obs);
+    unstick();
   }
   finish_counts();
 }

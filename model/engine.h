@@ -116,7 +116,13 @@ class Engine {
                EngineObserver& obs);
   void record_write(uint32_t signal, size_t index, const Clock& end);
   bool write_dead(const SignalWrite& w) const;
-  void unstick(EngineObserver& obs);
+  void unstick();
+  enum class WaitStep { Blocked, Resolved, Dead };
+  // One attempt at the wait at the head of `agent`: blocked (a write it may need has not run),
+  // resolved (`learned` holds what its end learns), or dead (a deadlock, or blocked behind one).
+  WaitStep try_wait(EventRef w, uint32_t agent, uint32_t signal, uint64_t v, uint64_t mask, bool& forced,
+                    uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs);
+  uint32_t blocked_cause(uint32_t signal, uint64_t v, uint64_t mask) const;
   struct StuckNode {
     EventRef wait;
     uint32_t agent, signal;

@@ -1,6 +1,7 @@
 #include "core/diagnostic.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 namespace qvet {
@@ -188,7 +189,13 @@ std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src
   auto phys = [&](const Loc& l) {
     J region{{"startLine", l.line ? l.line : 1}};
     if (l.col) region["startColumn"] = l.col;
-    std::string uri = src.name(l.file);
+    std::string uri = src.name(l.file);  // relative to the working directory, as SARIF viewers expect
+    std::error_code ec;
+    std::filesystem::path cwd = std::filesystem::current_path(ec);
+    if (!ec && !uri.empty() && uri[0] == '/') {
+      std::filesystem::path rel = std::filesystem::path(uri).lexically_relative(cwd);
+      if (!rel.empty() && rel.native().rfind("..", 0) != 0) uri = rel.generic_string();
+    }
     if (uri.rfind("./", 0) == 0) uri = uri.substr(2);
     return J{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}, {"region", region}}}};
   };

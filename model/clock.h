@@ -27,6 +27,8 @@ class Clock {
   bool knows(uint32_t queue, uint32_t index) const;
   void add_end(uint32_t queue, uint32_t index);  // the end of command `index` of `queue` happened
   uint32_t done(uint32_t queue) const { return done_[queue]; }
+  // The known ends beyond the prefixes, as (queue, index), sorted.
+  const auto& extras() const { return extra_; }
 
   void join(const Clock& o);
   void meet(const Clock& o);

@@ -39,7 +39,7 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   };
   auto add = [&](uint32_t s, EventRef e, uint32_t agent, i128 value, int width) {
     uint32_t idx = uint32_t(writes_[s].size());
-    writes_[s].push_back({e, agent, uint64_t(value) & width_mask(width), width < 64, false, nullptr});
+    writes_[s].push_back({e, agent, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr});
     agent_list(s, agent).idx.push_back(idx);
     return idx;
   };
@@ -101,6 +101,22 @@ bool Engine::write_dead(const SignalWrite& w) const {
   return qs_[c.queue].dead || (host_dead_ && !host_ran_[c.submit]);
 }
 
+bool Engine::ordered_agent(uint32_t agent) const { return agent == kHostAgent || qs_[agent].mode != Mode::Chained; }
+
+// Whether `k` knows any processed write of signal `s` on the (chained) queue of `aw`: the queue's
+// known ends are a prefix plus a few extras.
+bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw) const {
+  if (aw.processed == 0) return false;
+  uint32_t q = aw.agent;
+  if (t_.cmds[writes_[s][aw.idx[0]].event.id].index < k.done(q)) return true;
+  for (auto [eq, index] : k.extras()) {
+    if (eq != q) continue;
+    const TraceCmd& c = t_.cmds[t_.queue_cmds[q][index]];
+    if (c.op == CmdOp::Signal && c.signal == s) return true;
+  }
+  return false;
+}
+
 size_t Engine::first_match(uint32_t s, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const {
   // Unprocessed writes still hold their pre-run bound in `vals` (a 32-bit write's high half is
   // only known once it runs), which is what a pending write can be compared with.
@@ -148,69 +164,87 @@ bool Engine::resolvable(EventRef w, uint32_t s, uint64_t v, uint64_t mask, uint3
 bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
                      EngineObserver& obs) {
   WaitResolution r{w, s, v, mask, {}, false, {}, true};
-  bool any_known = false;
   const auto& ws = writes_[s];
   auto add = [&](uint32_t idx, bool known) {
     r.candidates.push_back(idx);
     r.candidate_known.push_back(known);
   };
-  // The latest known write of each agent that does not satisfy the wait: it may overwrite others.
+  auto match = [&](uint32_t i) { return (ws[i].value & mask) >= v; };
+  auto known_write = [&](uint32_t i) { return known(start, ws[i].event); };
+  // Pass 1, per agent: how many of its processed writes the wait knows (ordered agents: a prefix),
+  // and its latest known write that does not satisfy the wait (it may overwrite earlier ones).
+  bool any_known = false;
   std::vector<uint32_t> lower_known;
-  for (const AgentWrites& aw : by_agent_[s]) {
+  struct Span {
+    size_t kb = 0;
+  };
+  std::vector<Span> spans(by_agent_[s].size());
+  for (size_t a = 0; a < by_agent_[s].size(); ++a) {
+    const AgentWrites& aw = by_agent_[s][a];
     size_t n = aw.processed;
     if (n == 0) continue;
-    auto W = [&](size_t j) -> const SignalWrite& { return ws[aw.idx[j]]; };
-    auto match = [&](size_t j) { return (W(j).value & mask) >= v; };
-    bool ordered = aw.agent == kHostAgent || qs_[aw.agent].mode != Mode::Chained;
-    if (ordered) {
-      // Writes of an ordered agent are a chain, so the known ones are a prefix.
+    if (ordered_agent(aw.agent)) {
       size_t lo = 0, hi = n;
       while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (known(start, W(mid).event)) lo = mid + 1;
+        if (known_write(aw.idx[mid])) lo = mid + 1;
         else hi = mid;
       }
-      size_t kb = lo;
-      if (kb) any_known = true;
-      size_t j = kb;
-      while (j > 0 && match(j - 1)) --j;
-      if (kb && !match(kb - 1)) lower_known.push_back(aw.idx[kb - 1]);
-      if (j > 0 && j == kb) {}  // the last known write does not match
-      if (j < kb) add(aw.idx[j], true);
+      spans[a].kb = lo;
+      any_known |= lo > 0;
+      size_t j = lo;
+      while (j > 0 && match(aw.idx[j - 1])) --j;
+      if (j > 0) lower_known.push_back(aw.idx[j - 1]);
+    } else {
+      any_known |= knows_any_write(start, s, aw);
+    }
+  }
+  // A known candidate is overwritten when a known lower write comes after it.
+  auto overwritten = [&](uint32_t c, const std::vector<uint32_t>& lower) {
+    for (uint32_t d : lower)
+      if (d != c && known(*ws[d].end, ws[c].event)) return true;
+    return false;
+  };
+  // Pass 2: the candidates.
+  for (size_t a = 0; a < by_agent_[s].size(); ++a) {
+    const AgentWrites& aw = by_agent_[s][a];
+    size_t n = aw.processed;
+    if (n == 0) continue;
+    if (ordered_agent(aw.agent)) {
+      // The agent's writes are a chain: the known matching run after its last known lower write;
+      // the earliest of them not overwritten by another agent's lower write is the one that
+      // matters for the intersection (the later ones follow it). Then its first unordered match.
+      size_t kb = spans[a].kb, j = kb;
+      while (j > 0 && match(aw.idx[j - 1])) --j;
+      for (; j < kb; ++j)
+        if (!overwritten(aw.idx[j], lower_known)) {
+          add(aw.idx[j], true);
+          break;
+        }
       for (size_t k = kb; k < n; ++k)
-        if (match(k)) {
+        if (match(aw.idx[k])) {
           add(aw.idx[k], false);
           break;
         }
     } else {
-      // A chained queue's releases may finish out of order: look at each processed write.
-      int taken = 0;
-      bool seen_lower = false;
-      for (size_t j = n; j-- > 0 && taken < 64;) {
-        bool kn = known(start, W(j).event);
-        if (kn) any_known = true;
-        if (!match(j)) {
-          if (kn && !seen_lower) lower_known.push_back(aw.idx[j]), seen_lower = true;
-          if (kn) break;
+      // A chained queue's releases may finish out of order: every processed write counts, back to
+      // a known lower write that follows all earlier writes of the queue (it overwrites them).
+      std::vector<uint32_t> lower = lower_known;
+      size_t taken = 0, looked = 0;
+      for (size_t j = n; j-- > 0 && taken < kMaxChainedCandidates && looked++ < kMaxChainedScan;) {
+        uint32_t i = aw.idx[j];
+        bool kn = known_write(i);
+        if (!match(i)) {
+          if (kn) {
+            lower.push_back(i);
+            if (ws[i].follows_all_prev) break;
+          }
           continue;
         }
-        add(aw.idx[j], kn);
+        if (kn && overwritten(i, lower)) continue;
+        add(i, kn);
         ++taken;
       }
-    }
-  }
-  // A known candidate is overwritten when a known lower write of another agent comes after it.
-  for (size_t i = 0; i < r.candidates.size();) {
-    const SignalWrite& c = ws[r.candidates[i]];
-    bool over = false;
-    if (r.candidate_known[i])
-      for (uint32_t d : lower_known)
-        if (ws[d].agent != c.agent && known(*ws[d].end, c.event)) over = true;
-    if (over) {
-      r.candidates.erase(r.candidates.begin() + long(i));
-      r.candidate_known.erase(r.candidate_known.begin() + long(i));
-    } else {
-      ++i;
     }
   }
   r.initial_candidate = (init_[s] & mask) >= v && !any_known;
@@ -244,6 +278,13 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
       }
     w.value = (high & ~uint64_t(0xffffffffu)) | (w.value & 0xffffffffu);
   }
+  // Does it follow every earlier write of its agent? (Always, except for chained releases.)
+  w.follows_all_prev = true;
+  for (auto& aw : by_agent_[s])
+    if (aw.agent == w.agent && aw.processed > 0) {
+      const SignalWrite& prev = writes_[s][aw.idx[aw.processed - 1]];
+      w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
+    }
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   w.processed = true;
@@ -285,8 +326,15 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, uint32_t signal, u
     blocked_at = epoch(signal);
     return WaitStep::Blocked;
   }
+  bool was_forced = forced;
   forced = false;
   if (resolve(w, signal, v, mask, start, learned, obs)) return WaitStep::Resolved;
+  // Forced by unstick, but every write made so far is overwritten: it still needs a pending one.
+  if (was_forced && !resolvable(w, signal, v, mask, blocker)) {
+    blocked_at = epoch(signal);
+    unforceable_.push_back({w, epoch(signal)});
+    return WaitStep::Blocked;
+  }
   uint32_t cause = blocked_cause(signal, v, mask);
   if (cause == kNone) {
     cause = uint32_t(deadlocks_.size());
@@ -456,6 +504,8 @@ void Engine::unstick() {
       bool has = (init_[n.signal] & n.mask) >= n.v;
       for (const AgentWrites& aw : by_agent_[n.signal])
         if (aw.processed && (n.mask == 0xffffffffu ? aw.processed_max32 : aw.processed_max) >= n.v) has = true;
+      for (auto& [uw, at] : unforceable_)
+        if (uw == n.wait && at == epoch(n.signal)) has = false;  // tried: its writes so far are overwritten
       if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = int(i);
     }
     if (pick >= 0) {
@@ -498,10 +548,13 @@ void Engine::run(EngineObserver& obs) {
   // submission order (any order consistent with happens-before gives the same verdicts).
   while (true) {
     bool progress = false;
+    uint64_t deaths = deaths_;
     for (uint32_t q = 0; q < nq_; ++q)
       while (step_queue(q, obs)) progress = true;
     if (step_host(obs)) continue;
-    if (progress) continue;
+    // A death is progress too: waits that only dead writers could satisfy are now blocked behind
+    // it, and must be seen as such before the stuck waits are examined.
+    if (progress || deaths != deaths_) continue;
     bool done = host_dead_ || host_pos_ == t_.host.size();
     for (uint32_t q = 0; q < nq_ && done; ++q)
       if (!qs_[q].dead && qs_[q].pos < t_.queue_cmds[q].size()) done = false;

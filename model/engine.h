@@ -37,6 +37,7 @@ struct SignalWrite {
   uint64_t value;  // the word after the write; before it is processed, an upper bound of it
   bool narrow = false;  // a 32-bit write: it replaces the low half and keeps the word's high half
   bool processed = false;
+  bool follows_all_prev = false;  // once processed: every earlier write of its agent happens before it
   std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
 };
 
@@ -129,6 +130,7 @@ class Engine {
     uint64_t v, mask;
   };
   std::vector<StuckNode> stuck_nodes_;
+  std::vector<std::pair<EventRef, uint64_t>> unforceable_;  // forced waits that found no candidate, at epoch
   std::vector<int> stuck_node_of_queue_;
   std::vector<std::vector<int>> stuck_out_;
   void kill_agent(uint32_t agent, uint32_t deadlock);
@@ -165,6 +167,11 @@ class Engine {
     size_t processed = 0;
     uint64_t processed_max = 0, processed_max32 = 0;  // the largest values written so far
   };
+  bool ordered_agent(uint32_t agent) const;
+  bool knows_any_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;
+  // Chained queues: how far back a wait looks for candidates, and how many it keeps
+  // (docs/language-notes.md).
+  static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
   // The first write of `aw` at or after `from` whose value satisfies `>= v` under `mask`.
   size_t first_match(uint32_t signal, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const;
   // The first live write that could still satisfy wait `w` on agent `aw`, or kNone.

@@ -69,6 +69,21 @@ std::string CheckContext::signal_write_text(const SignalWrite& w) const {
   return what(w.event) + " (line " + std::to_string(loc(w.event).line) + ")";
 }
 
+const SignalWrite* CheckContext::write_after(EventRef ev) const {
+  if (ev.host) {
+    for (uint32_t h = ev.id + 1; h < t.host.size(); ++h)
+      if (const SignalWrite* w = e.write_of({true, h}); w && w->processed) return w;
+    return nullptr;
+  }
+  const TraceCmd& pc = t.cmds[ev.id];
+  const auto& list = t.queue_cmds[pc.queue];
+  for (size_t i = pc.index + 1; i < list.size(); ++i) {
+    const SignalWrite* w = e.write_of({false, list[i]});
+    if (w && w->processed && e.known(*w->end, ev)) return w;
+  }
+  return nullptr;
+}
+
 namespace {
 
 class Fanout : public EngineObserver {

@@ -57,6 +57,9 @@ struct CheckContext {
   // The agent (device index or kHostAgent) an event runs on.
   uint32_t agent(EventRef ev) const { return ev.host ? kHostAgent : p.queues[t.cmds[ev.id].queue].device; }
   std::string signal_write_text(const SignalWrite& w) const;
+  // The first write that `ev`'s agent makes after it and whose end follows it (a signal a waiter
+  // can use to know that `ev` ended), or null.
+  const SignalWrite* write_after(EventRef ev) const;
 };
 
 class Checker : public EngineObserver {

@@ -24,7 +24,15 @@ class FreeInFlightChecker : public Checker {
         d.message = "'" + name + "' is freed while " + c_.what({false, id}) + " (line " + std::to_string(c_.t.cmds[id].loc.line) +
                     ") may still use it: nothing orders the command's end before the free";
         d.related.push_back({c_.t.cmds[id].loc, "the command that may still be running"});
-        d.fixes.push_back({"wait on the host for a signal written after the command before `free " + name + "`", {}});
+        if (const SignalWrite* w = c_.write_after({false, id}); w && !c_.e.known(*w->end, {true, h})) {
+          uint32_t sig = c_.t.cmds[w->event.id].signal;
+          std::string wait = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(w->value);
+          d.fixes.push_back({"add host `" + wait + "` before line " + std::to_string(e.loc.line) + " (" +
+                                 c_.signal_write_text(*w) + " follows the command)",
+                             {{e.loc, false, wait}}});
+        } else {
+          d.fixes.push_back({"wait on the host for a signal written after the command before `free " + name + "`", {}});
+        }
         c_.sink.add(std::move(d), e.ctx);
       }
     }

@@ -184,39 +184,12 @@ class RaceChecker : public Checker {
     return to_string(e, c_.p.var_names());
   }
 
-  // The first write on `ev`'s agent after it whose end follows it.
-  const SignalWrite* write_after(EventRef ev) const {
-    if (ev.host) {
-      for (uint32_t h = ev.id + 1; h < c_.t.host.size(); ++h)
-        if (const SignalWrite* w = c_.e.write_of({true, h}); w && w->processed) return w;
-      return nullptr;
-    }
-    const TraceCmd& pc = c_.t.cmds[ev.id];
-    const auto& list = c_.t.queue_cmds[pc.queue];
-    for (size_t i = pc.index + 1; i < list.size(); ++i) {
-      const SignalWrite* w = c_.e.write_of({false, list[i]});
-      if (w && w->processed && c_.e.known(*w->end, ev)) return w;
-    }
-    return nullptr;
-  }
-
   void suggest_fix(Diagnostic& d, EventRef producer, EventRef consumer) {
     std::string where = consumer.host ? "before line " + std::to_string(c_.loc(consumer).line) + " on the host"
                                       : "before line " + std::to_string(c_.loc(consumer).line) + " on queue " +
                                             c_.p.queues[c_.t.cmds[consumer.id].queue].name;
     // A signal the producer's agent already writes after the producer, whose end follows it.
-    const SignalWrite* found = nullptr;
-    if (producer.host) {
-      for (uint32_t h = producer.id + 1; h < c_.t.host.size() && !found; ++h)
-        if (const SignalWrite* w = c_.e.write_of({true, h}); w && w->processed) found = w;
-    } else {
-      const TraceCmd& pc = c_.t.cmds[producer.id];
-      const auto& list = c_.t.queue_cmds[pc.queue];
-      for (size_t i = pc.index + 1; i < list.size() && !found; ++i) {
-        const SignalWrite* w = c_.e.write_of({false, list[i]});
-        if (w && w->processed && c_.e.known(*w->end, producer)) found = w;
-      }
-    }
+    const SignalWrite* found = c_.write_after(producer);
     if (found && !consumer.host && c_.e.known(*found->end, consumer)) found = nullptr;  // would deadlock
     // The wait must not be satisfiable by a write that does not follow the producer (a stale wait).
     if (found) {
@@ -263,7 +236,7 @@ class RaceChecker : public Checker {
     // The other direction: the earlier-submitted command may wait for a signal written after the
     // later access (a kernel recorded before the host fills its input waits for the host's kick).
     if (!producer.host)
-      if (const SignalWrite* w = write_after(consumer); w && !c_.e.known(*w->end, producer)) {
+      if (const SignalWrite* w = c_.write_after(consumer); w && !c_.e.known(*w->end, producer)) {
         uint32_t sig = w->event.host ? c_.t.host[w->event.id].signal : c_.t.cmds[w->event.id].signal;
         std::string wait = "wait " + c_.p.signals[sig].name + " >= " + value_for(*w, producer);
         d.fixes.push_back({"or add `" + wait + "` before line " + std::to_string(c_.loc(producer).line) + " on queue " +

@@ -10,7 +10,7 @@ namespace qvet {
 
 namespace {
 
-const char* const kFixable[] = {"race", "visibility", "signal-race"};
+const char* const kFixable[] = {"race", "visibility", "signal-race", "free-in-flight"};
 bool fixable_rule(const std::string& r) { return std::find(std::begin(kFixable), std::end(kFixable), r) != std::end(kFixable); }
 
 std::vector<std::string> split_lines(const std::string& text) {

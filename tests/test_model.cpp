@@ -239,3 +239,55 @@ TEST_CASE("model: a cycle stays a cycle when one of its waits also had an overwr
 TEST_CASE("model: the earliest of many chained releases still counts") {
   CHECK(check_file("chained_many_releases.hcq")->summary() == V{"race@28,11"});
 }
+
+TEST_CASE("rules: peer-access — buffers, signals and both ends of a copy; peer and map allow") {
+  std::string head = "device g nv\ndevice h nv\nbuffer a on h 4K\nbuffer b on g 4K\nsignal s on h\nqueue c on g compute\nqueue x on g copy\n";
+  auto bad = check(head + "submit c {\n  exec k writes a\n  signal s = 1\n}\nsubmit x {\n  copy b -> a\n}\n");
+  CHECK(bad->summary() == V{"peer-access@12,3", "peer-access@13,5", "peer-access@16,3"});
+  CHECK(check(head + "peer g h\nsubmit c {\n  exec k writes a\n  signal s = 1\n}\n")->summary() == V{});
+  auto map = check(head + "map a into g\nsubmit c {\n  exec k writes a\n  signal s = 1\n}\n");
+  CHECK(map->summary() == V{"peer-access@11,5"});  // the signal is not mapped
+  auto hostmem = check("device g nv\nbuffer h on host 4K\nqueue c on g compute\nsubmit c {\n  exec k writes h\n}\n");
+  CHECK(hostmem->summary() == V{});
+}
+
+TEST_CASE("rules: engine — exec and memory_barrier need a compute queue; everything else runs on copy") {
+  auto c = check("device g amd\nsignal s on host\nbuffer a on g 4K\nbuffer b on g 4K\nqueue x on g copy\n"
+                 "submit x {\n  exec k writes a\n  memory_barrier\n  barrier\n  copy a -> b\n  timestamp s\n  signal s = 1\n}\n");
+  CHECK(c->summary() == V{"engine@7", "engine@8"});
+}
+
+TEST_CASE("rules: visibility — amd reads of other agents' data need a memory_barrier after the write") {
+  std::string head = "device g amd\ndevice h amd\npeer g h\nbuffer a on host 4K\nbuffer b on h 4K\nsignal s on host\n"
+                     "queue c on g compute\nqueue d on h compute\n";  // lines 1-8
+  auto host = check(head + "write a\nsubmit c {\n  exec k reads a\n}\n");
+  CHECK(host->summary() == V{"visibility@11,9"});
+  auto ok = check(head + "write a\nsubmit c {\n  memory_barrier\n  exec k reads a\n}\n");
+  CHECK(ok->summary() == V{});
+  auto early = check(head + "submit c {\n  memory_barrier\n}\nwrite a\nsubmit c {\n  exec k reads a\n}\n");
+  CHECK(early->summary() == V{"visibility@14,12"});  // the barrier came before the write
+  auto dev = check(head + "submit d {\n  exec p writes b\n  signal s = 1\n}\nsubmit c {\n  wait s >= 1\n  exec k reads b\n}\n");
+  CHECK(dev->summary() == V{"visibility@15,10"});
+  auto same = check("device g amd\nbuffer a on g 4K\nsignal s on host\nqueue c on g compute\nqueue x on g copy\n"
+                    "submit x {\n  copy a[0:1K] -> a[1K:2K]\n  signal s = 1\n}\nsubmit c {\n  wait s >= 1\n  exec k reads a\n}\n");
+  CHECK(same->summary() == V{});  // the same device wrote it
+  auto nv = check("device g nv\nbuffer a on host 4K\nqueue c on g compute\nwrite a\nsubmit c {\n  exec k reads a\n}\n");
+  CHECK(nv->summary() == V{});  // nv launches invalidate their caches
+}
+
+TEST_CASE("rules: redundant-wait — a wait whose condition already holds") {
+  auto c = check("device g strict\nsignal s on host\nqueue c on g compute\nsubmit c {\n  signal s = 1\n  wait s >= 1\n  wait s >= 0\n}\n");
+  CHECK(c->summary(true) == V{"redundant-wait@6", "redundant-wait@7"});
+  auto needed = check("device g strict\nsignal s on host\nqueue c on g compute\nqueue d on g compute\n"
+                      "submit c {\n  signal s = 1\n}\nsubmit d {\n  wait s >= 1\n}\n");
+  CHECK(needed->summary(true) == V{});
+}
+
+TEST_CASE("fix: free-in-flight gets a host wait before the free") {
+  auto c = check("device g strict\nbuffer a on g 4K\nsignal s on host\nqueue c on g compute\n"
+                 "submit c {\n  exec k writes a\n  signal s = 1\n}\nfree a\n");
+  REQUIRE(c->diags.size() == 1);
+  REQUIRE(c->diags[0].fixes.size() == 1);
+  REQUIRE(c->diags[0].fixes[0].edits.size() == 1);
+  CHECK(c->diags[0].fixes[0].edits[0].text == "wait s >= 1");
+}

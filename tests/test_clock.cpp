@@ -4,7 +4,7 @@
 
 using qvet::Clock;
 
-TEST_CASE("clock: ends in order extend the prefix, out of order become extras") {
+TEST_CASE("clock: ends in order extend the prefix - out of order become extras") {
   Clock c(2);
   c.add_end(0, 1);
   CHECK(c.knows(0, 1));
@@ -14,7 +14,7 @@ TEST_CASE("clock: ends in order extend the prefix, out of order become extras") 
   CHECK_FALSE(c.knows(1, 0));
 }
 
-TEST_CASE("clock: join is union, meet is intersection") {
+TEST_CASE("clock: join is union - meet is intersection") {
   Clock a(2), b(2);
   a.add_end(0, 0), a.add_end(0, 1), a.add_end(1, 3);
   b.add_end(0, 0), b.add_end(1, 0), b.add_end(1, 3);

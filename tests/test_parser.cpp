@@ -125,7 +125,7 @@ TEST_CASE("printer: print is a fixed point and parse(print(p)) equals p") {
   CHECK(structure(*r.program, src) == structure(*r2.program, src));
 }
 
-TEST_CASE("json: the IR round-trips through JSON, with source locations") {
+TEST_CASE("json: the IR round-trips through JSON - with source locations") {
   SourceSet src;
   LoadResult r = load_program_text(src, "all.hcq", kAll);
   REQUIRE(r.program);
@@ -210,7 +210,7 @@ TEST_CASE("parser: every error class names its line") {
   }
 }
 
-TEST_CASE("parser: deep nesting, long lines and binary garbage are input errors, not crashes") {
+TEST_CASE("parser: deep nesting - long lines and binary garbage are input errors - not crashes") {
   std::string deep = "device g nv\n";
   for (int i = 0; i < 5000; ++i) deep += "repeat i" + std::to_string(i) + " in 0..1 {\n";
   CHECK(input_error(deep).find("nested too deeply") != std::string::npos);

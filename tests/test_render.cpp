@@ -18,7 +18,7 @@ std::vector<Diagnostic> sample(SourceSet& src) {
 }
 }  // namespace
 
-TEST_CASE("render: clang-style text with source line, caret, notes and fix") {
+TEST_CASE("render: clang-style text with source line - caret - notes and fix") {
   SourceSet src;
   std::string out = render_text(sample(src), src);
   CHECK(out ==
@@ -32,7 +32,7 @@ TEST_CASE("render: clang-style text with source line, caret, notes and fix") {
         "  fix: add `wait s >= 1` before line 3\n");
 }
 
-TEST_CASE("render: JSON has rule, severity, locations, notes, fixes and a summary") {
+TEST_CASE("render: JSON has rule - severity - locations - notes - fixes and a summary") {
   SourceSet src;
   std::string out = render_json(sample(src), src);
   CHECK(out.find("\"rule\": \"race\"") != std::string::npos);

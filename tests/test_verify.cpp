@@ -78,7 +78,7 @@ TEST_CASE("verify: constraints that exclude the bad values make the program clea
   CHECK(v->r.diagnostics.empty());
 }
 
-TEST_CASE("verify: programs without params are checked once, without the solver") {
+TEST_CASE("verify: programs without params are checked once - without the solver") {
   auto v = verify_text("device g nv\nbuffer a on g 4K\nqueue c on g compute\nsubmit c {\n  exec k writes a\n}\n");
   CHECK(v->r.diagnostics.empty());
   CHECK(v->r.notes.empty());
@@ -126,7 +126,7 @@ TEST_CASE("witness: every race in the corpus has a schedule in which its accesse
   CHECK(races > 10);
 }
 
-TEST_CASE("fix: a missing cross-queue wait is added, and the result checks clean") {
+TEST_CASE("fix: a missing cross-queue wait is added - and the result checks clean") {
   std::string text =
       "device g nv\nbuffer a on g 4K\nsignal tl on host\nqueue c0 on g compute\nqueue c1 on g compute\n"
       "submit c0 {\n  exec p writes a\n  signal tl = 1\n}\nsubmit c1 {\n  exec u reads a\n}\n";
@@ -140,7 +140,7 @@ TEST_CASE("fix: a missing cross-queue wait is added, and the result checks clean
   CHECK(diff.find("@@ -8,") != std::string::npos);
 }
 
-TEST_CASE("fix: findings that need a person are listed, not changed") {
+TEST_CASE("fix: findings that need a person are listed - not changed") {
   std::string text = "device g nv\ndevice h nv\nbuffer a on h 4K\nqueue c on g compute\nsubmit c {\n  exec k writes a\n}\n";
   RepairResult r = repair_program("t.hcq", text, {});
   CHECK_FALSE(r.clean);

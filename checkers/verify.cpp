@@ -24,8 +24,12 @@ void loop_params(const Program& p, const std::vector<Stmt>& stmts, std::set<uint
 }
 
 struct AtomSet {
+  explicit AtomSet(const Program& prog, size_t limit) : p(prog), names(prog.var_names()), max(limit) {
+    for (auto& v : p.vars) ranges.push_back(v.range);
+  }
   const Program& p;
   std::vector<Interval> ranges;
+  std::vector<std::string> names;
   std::vector<smt::Atom> atoms;
   std::set<std::pair<int, std::string>> seen;
   size_t dropped = 0, max;
@@ -41,7 +45,6 @@ struct AtomSet {
       if (op == smt::Atom::Ge && (b.lo >= 0 || b.hi < 0)) return;
       if (op == smt::Atom::Eq && (b.lo > 0 || b.hi < 0 || (b.lo == 0 && b.hi == 0))) return;
     }
-    auto names = p.var_names();
     auto key = std::make_pair(int(op) + 2 * width, to_string(x, names) + " ? " + to_string(y, names));
     if (!seen.insert(key).second) return;
     if (atoms.size() >= max) {
@@ -53,8 +56,7 @@ struct AtomSet {
 };
 
 std::vector<smt::Atom> collect_atoms(const Program& p, const Trace& t, size_t max, size_t& dropped) {
-  AtomSet a{p, {}, {}, {}, 0, max};
-  for (auto& v : p.vars) a.ranges.push_back(v.range);
+  AtomSet a(p, max);
   // Per signal: written values (and the initial value) against thresholds, and against each other.
   std::vector<std::vector<const Expr*>> writes(p.signals.size());
   std::vector<std::vector<std::pair<const Expr*, int>>> waits(p.signals.size());  // threshold, width

@@ -121,10 +121,9 @@ nlohmann::ordered_json loc_json(const Loc& l, const SourceSet& src) {
   return j;
 }
 
-std::string summary_counts(const std::vector<Diagnostic>& ds, int& e, int& w, int& n) {
+void summary_counts(const std::vector<Diagnostic>& ds, int& e, int& w, int& n) {
   e = w = n = 0;
   for (auto& d : ds) (d.severity == Severity::Error ? e : d.severity == Severity::Warning ? w : n)++;
-  return {};
 }
 
 nlohmann::ordered_json witness_json(const std::vector<ScheduleStep>& steps) {

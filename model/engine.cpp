@@ -4,7 +4,6 @@
 // vector_as_graph first: strong_components finds its functions by name lookup at definition.
 #include <boost/graph/vector_as_graph.hpp>
 #include <boost/graph/strong_components.hpp>
-#include <set>
 
 namespace qvet {
 
@@ -120,7 +119,6 @@ bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw) 
 size_t Engine::first_match(uint32_t s, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const {
   // Unprocessed writes still hold their pre-run bound in `vals` (a 32-bit write's high half is
   // only known once it runs), which is what a pending write can be compared with.
-  (void)s;
   if (from < aw.vals.size() && (aw.vals[from] & mask) >= v) return from;  // the usual case
   bool mono = mask == 0xffffffffu ? aw.monotone32 : aw.monotone;
   if (mono) {
@@ -176,7 +174,8 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
   bool any_known = false;
   std::vector<uint32_t> lower_known;
   struct Span {
-    size_t kb = 0;
+    size_t kb = 0;   // ordered agents: its known writes are [0, kb)
+    size_t run = 0;  // ... and [run, kb) is the trailing run of them that satisfies the wait
   };
   std::vector<Span> spans(by_agent_[s].size());
   for (size_t a = 0; a < by_agent_[s].size(); ++a) {
@@ -194,6 +193,7 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
       any_known |= lo > 0;
       size_t j = lo;
       while (j > 0 && match(aw.idx[j - 1])) --j;
+      spans[a].run = j;
       if (j > 0) lower_known.push_back(aw.idx[j - 1]);
     } else {
       any_known |= knows_any_write(start, s, aw);
@@ -214,9 +214,8 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
       // The agent's writes are a chain: the known matching run after its last known lower write;
       // the earliest of them not overwritten by another agent's lower write is the one that
       // matters for the intersection (the later ones follow it). Then its first unordered match.
-      size_t kb = spans[a].kb, j = kb;
-      while (j > 0 && match(aw.idx[j - 1])) --j;
-      for (; j < kb; ++j)
+      size_t kb = spans[a].kb;
+      for (size_t j = spans[a].run; j < kb; ++j)
         if (!overwritten(aw.idx[j], lower_known)) {
           add(aw.idx[j], true);
           break;
@@ -278,24 +277,22 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
       }
     w.value = (high & ~uint64_t(0xffffffffu)) | (w.value & 0xffffffffu);
   }
+  AgentWrites* aw = nullptr;
+  for (auto& a : by_agent_[s])
+    if (a.agent == w.agent) aw = &a;
   // Does it follow every earlier write of its agent? (Always, except for chained releases.)
   w.follows_all_prev = true;
-  for (auto& aw : by_agent_[s])
-    if (aw.agent == w.agent && aw.processed > 0) {
-      const SignalWrite& prev = writes_[s][aw.idx[aw.processed - 1]];
-      w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
-    }
+  if (aw->processed > 0) {
+    const SignalWrite& prev = writes_[s][aw->idx[aw->processed - 1]];
+    w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
+  }
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   w.processed = true;
   w.end = std::make_shared<const Clock>(end);
-  for (auto& aw : by_agent_[s])
-    if (aw.agent == w.agent) {
-      ++aw.processed;
-      aw.processed_max = std::max(aw.processed_max, w.value);
-      aw.processed_max32 = std::max(aw.processed_max32, w.value & 0xffffffffu);
-      break;
-    }
+  ++aw->processed;
+  aw->processed_max = std::max(aw->processed_max, w.value);
+  aw->processed_max32 = std::max(aw->processed_max32, w.value & 0xffffffffu);
 }
 
 void Engine::kill_agent(uint32_t agent, uint32_t cause) {
@@ -421,7 +418,7 @@ bool Engine::step_host(EngineObserver& obs) {
   }
   if (e.op == HostOp::Wait) host_epochs_.push_back(std::make_shared<const Clock>(k));
   if (e.op == HostOp::Submit) submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
-  if (e.op == HostOp::Free || e.op == HostOp::Wait) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
+  if (e.op == HostOp::Free) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
   if (host_write_[h] != kNone) record_write(e.signal, host_write_[h], k);
   host_clock_ = k;
   host_ran_[h] = 1;
@@ -460,10 +457,10 @@ void Engine::unstick() {
   }
   // The graph is tiny (one node per stuck agent) and built once per stuck episode, so it is a plain
   // vector of adjacency lists (Boost's vector_as_graph) rather than an adjacency_list.
+  // vector_as_graph takes every element of `out` as a vertex: exactly one list per node.
   auto& out = stuck_out_;
-  if (out.size() < nodes.size()) out.resize(nodes.size());
+  out.resize(nodes.size());
   for (auto& o : out) o.clear();
-  out.resize(std::max(out.size(), nodes.size()));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const StuckNode& n = nodes[i];
     for (const AgentWrites& aw : by_agent_[n.signal]) {
@@ -478,8 +475,6 @@ void Engine::unstick() {
       if (to >= 0 && std::find(out[i].begin(), out[i].end(), to) == out[i].end()) out[i].push_back(to);
     }
   }
-  // vector_as_graph takes every element of `out` as a vertex: size it to the nodes.
-  out.resize(nodes.size());
   std::vector<int> comp(nodes.size());
   int ncomp = boost::strong_components(out, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, out)));
   std::vector<bool> sink(size_t(ncomp), true);
@@ -496,7 +491,6 @@ void Engine::unstick() {
     // later and wait, directly or not, for it). The others then resolve normally, seeing the
     // writes it releases. One at a time, so a later wait is never resolved before writes that
     // can legitimately satisfy it have run.
-    bool any = false;
     int pick = -1;
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (comp[i] != c) continue;
@@ -509,12 +503,11 @@ void Engine::unstick() {
       if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = int(i);
     }
     if (pick >= 0) {
-      any = true;
       const StuckNode& n = nodes[size_t(pick)];
       if (n.wait.host) host_forced_ = true;
       else qs_[n.agent].forced = true;
+      continue;
     }
-    if (any) continue;
     Deadlock d;
     for (size_t i = 0; i < nodes.size(); ++i)
       if (comp[i] == c) d.waits.push_back(nodes[i].wait);

@@ -82,7 +82,7 @@ class Engine {
     return &writes_[e.host ? t_.host[e.id].signal : t_.cmds[e.id].signal][i];
   }
   const WaitResolution* resolution(EventRef wait) const;
-  // The host's knowledge right after host event h ran (kept for frees and host waits only).
+  // The host's knowledge right after host event h ran (kept for frees only).
   const Clock* host_clock_at(uint32_t h) const;
   // True when `a`'s end happens before an event that knows `k`.
   bool known(const Clock& k, EventRef a) const {

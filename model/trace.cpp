@@ -235,10 +235,11 @@ class Elaborator {
         e.object = s.object;
         bool buf = s.object.kind == ObjectRef::Buffer;
         auto live = buf ? live_buf_[s.object.id] : live_sig_[s.object.id];
-        std::string name = p_->object_name(s.object);
-        std::string where = ctx ? " (with " + t_.describe(ctx) + ")" : "";
-        if (is_free && !live) throw InputError{s.loc, "'" + name + "' is freed but is not live" + where};
-        if (!is_free && live) throw InputError{s.loc, "'" + name + "' is allocated but is already live" + where};
+        if (is_free != bool(live)) {
+          std::string where = ctx ? " (with " + t_.describe(ctx) + ")" : "";
+          throw InputError{s.loc, "'" + p_->object_name(s.object) +
+                                      (is_free ? "' is freed but is not live" : "' is allocated but is already live") + where};
+        }
         if (is_free) e.inflight = std::move(since_alloc(s.object));
         since_alloc(s.object).clear();
         uint32_t h = host_event(std::move(e));

@@ -73,6 +73,7 @@ Cover Solver::cover(const std::vector<Atom>& atoms, const std::vector<i128>& bas
                     const std::vector<Atom>& assume) {
   Cover out;
   Impl& im = *impl_;
+  size_t queries_before = im.queries;
   im.s.push();
   for (auto& a : assume) im.s.add(im.atom(a, base, true));
   // Depth-first over atoms; a branch is explored only if the region so far is non-empty.
@@ -81,8 +82,8 @@ Cover Solver::cover(const std::vector<Atom>& atoms, const std::vector<i128>& bas
       out.complete = false;
       return;
     }
-    if (k == atoms.size()) {
-      if (im.check() == z3::sat) out.bindings.push_back(im.model(base));
+    if (k == atoms.size()) {  // the caller just found this region satisfiable
+      out.bindings.push_back(im.model(base));
       return;
     }
     for (bool truth : {true, false}) {
@@ -100,18 +101,8 @@ Cover Solver::cover(const std::vector<Atom>& atoms, const std::vector<i128>& bas
   };
   if (im.check() == z3::sat) go(0);
   im.s.pop();
-  out.queries = im.queries;
+  out.queries = im.queries - queries_before;
   return out;
-}
-
-std::optional<std::vector<i128>> Solver::find(const std::vector<Atom>& atoms, const std::vector<i128>& base) {
-  Impl& im = *impl_;
-  im.s.push();
-  for (auto& a : atoms) im.s.add(im.atom(a, base, true));
-  std::optional<std::vector<i128>> r;
-  if (im.check() == z3::sat) r = im.model(base);
-  im.s.pop();
-  return r;
 }
 
 std::string describe_binding(const Program& p, const std::vector<i128>& b) {

@@ -42,8 +42,6 @@ class Solver {
   // `assume`: atoms that hold everywhere (not split on).
   Cover cover(const std::vector<Atom>& atoms, const std::vector<i128>& base, size_t limit,
               const std::vector<Atom>& assume = {});
-  // A binding under which every atom holds, if one exists.
-  std::optional<std::vector<i128>> find(const std::vector<Atom>& atoms, const std::vector<i128>& base);
 
  private:
   struct Impl;

@@ -7,11 +7,8 @@
 namespace qvet {
 
 void DiagnosticSink::add(Diagnostic d, uint32_t ctx) {
-  Loc rel = d.related.empty() ? Loc{} : d.related[0].loc;
-  auto key = std::make_tuple(d.rule, d.loc, rel);
-  auto it = index_.find(key);
-  if (it == index_.end()) {
-    index_[key] = entries_.size();
+  auto [it, fresh] = index_.try_emplace(std::make_tuple(d.rule, d.loc, d.related_loc()), entries_.size());
+  if (fresh) {
     entries_.push_back({std::move(d), {ctx}, 1});
     return;
   }

@@ -69,6 +69,14 @@ class RaceChecker : public Checker {
     // Primary: the access submitted later; related: the earlier one.
     ShadowAccess later = second, earlier = first;
     if (c_.e.submit_key(first.ev) > c_.e.submit_key(second.ev)) std::swap(later, earlier);
+    if (c_.sink.has("race", c_.loc(later.ev), c_.loc(earlier.ev))) {  // a repeat: count it only
+      Diagnostic d;
+      d.rule = "race";
+      d.loc = c_.loc(later.ev);
+      d.related.push_back({c_.loc(earlier.ev), ""});
+      c_.sink.add(std::move(d), c_.ctx(later.ev));
+      return;
+    }
     const Access& la = c_.t.accesses[later.access];
     const Access& ea = c_.t.accesses[earlier.access];
     std::string kindname = kind;
@@ -77,13 +85,6 @@ class RaceChecker : public Checker {
     else if (kindname == "WAR" && ea.write) kindname = "RAW";
     const Buffer& buf = c_.p.buffers[la.buffer];
     Diagnostic d;
-    if (c_.sink.has("race", c_.loc(later.ev), c_.loc(earlier.ev))) {  // a repeat: count it only
-      d.rule = "race";
-      d.loc = c_.loc(later.ev);
-      d.related.push_back({c_.loc(earlier.ev), ""});
-      c_.sink.add(std::move(d), c_.ctx(later.ev));
-      return;
-    }
     d.rule = "race";
     d.severity = Severity::Error;
     d.loc = c_.loc(later.ev);

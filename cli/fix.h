@@ -1,7 +1,8 @@
-// `qvet fix`: repairs races and visibility findings with the fewest waits, signals and memory
-// barriers among the fixes the checkers propose, and proves each repair by checking the
-// repaired program again (for every param value, like `check`). Findings that need a person
-// (a missing `peer`, a value too wide, a deadlock, ...) are listed, never papered over.
+// `qvet fix`: repairs races, signal races, free-in-flight and visibility findings with the fewest
+// waits, signals and memory barriers among the fixes the checkers propose, and proves each repair
+// by checking the repaired program again (for every param value, like `check`). Findings that need
+// a person (a missing `peer`, a value too wide, a deadlock, a use after free) are listed, never
+// papered over.
 #pragma once
 #include <string>
 #include <vector>

@@ -67,10 +67,11 @@ const char* kPrintHelp =
 const char* kFixHelp =
     "usage: qvet fix [-o OUT] [--param NAME=VALUE] FILE\n"
     "\n"
-    "  Repairs races (and AMD visibility) with the fewest waits, signals and memory barriers among\n"
-    "  the fixes qvet proposes, checks the repaired program again, and prints a unified diff.\n"
-    "  -o OUT writes the repaired program. Findings that need a person (peer-access, value-width,\n"
-    "  engine, deadlock, lifetimes) are listed, not changed. Exit 0 when the result is clean.\n";
+    "  Repairs races, signal races, frees in flight and AMD visibility with the fewest waits, signals\n"
+    "  and memory barriers among the fixes qvet proposes, checks the repaired program again, and\n"
+    "  prints a unified diff. -o OUT writes the repaired program. Findings that need a person\n"
+    "  (peer-access, value-width, engine, deadlock, use-after-free) are listed, not changed.\n"
+    "  Exit 0 when the result is clean.\n";
 
 const char* kGraphHelp =
     "usage: qvet graph [--around LINE] [--radius N] [--param NAME=VALUE] FILE\n"
@@ -277,11 +278,12 @@ int cmd_check(const Args& a) {
       worst = std::max(worst, report_input_error(input_diagnostic({{f, 0, 0}, "cannot open file"}), src));
       continue;
     }
+    std::string name = file == "-" ? "<stdin>" : file;
     if (streamable(text)) {
-      diags = check_streamed(src, file, std::move(text), a, rc, l);
+      diags = check_streamed(src, name, std::move(text), a, rc, l);
       t_load = sw.lap();
     } else {
-      LoadResult r = load_program_text(src, file == "-" ? "<stdin>" : file, std::move(text));
+      LoadResult r = load_program_text(src, name, std::move(text));
       if (r.program) l = std::move(*r.program);
       else rc = report_input_error(*r.error, src);
       t_load = sw.lap();
@@ -327,7 +329,7 @@ int cmd_check(const Args& a) {
   else {
     std::cout << render_text(all, src);
     int e = 0, w = 0, n = 0;
-    for (auto& d : all) (d.severity == Severity::Error ? e : d.severity == Severity::Warning ? w : n)++;
+    count_severities(all, e, w, n);
     if (worst < 2)
       std::cout << "qvet: " << e << " error(s), " << w << " warning(s), " << n << " note(s)\n";
   }

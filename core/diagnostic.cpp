@@ -38,11 +38,16 @@ const RuleInfo* find_rule(std::string_view id) {
   return nullptr;
 }
 
+void count_severities(const std::vector<Diagnostic>& ds, int& e, int& w, int& n) {
+  e = w = n = 0;
+  for (auto& d : ds) (d.severity == Severity::Error ? e : d.severity == Severity::Warning ? w : n)++;
+}
+
 void sort_diagnostics(std::vector<Diagnostic>& ds) {
   std::stable_sort(ds.begin(), ds.end(), [](const Diagnostic& a, const Diagnostic& b) {
     if (a.loc != b.loc) return a.loc < b.loc;
     if (a.rule != b.rule) return a.rule < b.rule;
-    Loc ra = a.related.empty() ? Loc{} : a.related[0].loc, rb = b.related.empty() ? Loc{} : b.related[0].loc;
+    Loc ra = a.related_loc(), rb = b.related_loc();
     if (ra != rb) return ra < rb;
     return a.message < b.message;
   });
@@ -121,11 +126,6 @@ nlohmann::ordered_json loc_json(const Loc& l, const SourceSet& src) {
   return j;
 }
 
-void summary_counts(const std::vector<Diagnostic>& ds, int& e, int& w, int& n) {
-  e = w = n = 0;
-  for (auto& d : ds) (d.severity == Severity::Error ? e : d.severity == Severity::Warning ? w : n)++;
-}
-
 nlohmann::ordered_json witness_json(const std::vector<ScheduleStep>& steps) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
   for (auto& st : steps)
@@ -165,7 +165,7 @@ std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src)
     arr.push_back(std::move(j));
   }
   int e, w, n;
-  summary_counts(ds, e, w, n);
+  count_severities(ds, e, w, n);
   out["summary"] = {{"errors", e}, {"warnings", w}, {"notes", n}};
   return out.dump(2) + "\n";
 }

@@ -1,6 +1,6 @@
 // Diagnostics: one value type for every finding and every input error, rendered as
-// clang-style text, JSON or SARIF 2.1.0. Renderers are pure functions of their inputs, so the
-// same diagnostics give byte-identical output.
+// clang-style text, JSON or SARIF 2.1.0. The same diagnostics give byte-identical output (SARIF
+// also reads the working directory, to make paths relative to it).
 #pragma once
 #include <string>
 #include <vector>
@@ -59,7 +59,13 @@ struct Diagnostic {
   std::vector<Related> notes;    // explanation lines; a note may have no location
   std::vector<Fix> fixes;
   std::vector<ScheduleStep> witness;  // races, with --witness: a schedule in which they overlap
+
+  // The rule's related location (invalid when there is none).
+  Loc related_loc() const { return related.empty() ? Loc{} : related[0].loc; }
 };
+
+// Errors, warnings and notes in `ds`.
+void count_severities(const std::vector<Diagnostic>& ds, int& errors, int& warnings, int& notes);
 
 // Order used for output: by primary location, then rule, then message.
 void sort_diagnostics(std::vector<Diagnostic>& ds);

@@ -12,7 +12,7 @@ std::string describe(const Expectation& e) {
 bool matches(const Expectation& e, const Diagnostic& d) {
   if (e.clean || e.rule != d.rule) return false;
   if (!e.line2) return d.loc.line == e.line1;
-  uint32_t rel = d.related.empty() ? 0 : d.related[0].loc.line;
+  uint32_t rel = d.related_loc().line;
   return (d.loc.line == e.line1 && rel == e.line2) || (d.loc.line == e.line2 && rel == e.line1);
 }
 

@@ -162,7 +162,6 @@ struct Program {
   std::string object_name(ObjectRef o) const {
     return o.kind == ObjectRef::Buffer ? buffers[o.id].name : signals[o.id].name;
   }
-  bool has_params() const;
 };
 
 }  // namespace qvet

@@ -26,25 +26,6 @@ void check_line_text(std::string_view line, uint32_t file, uint32_t lineno) {
   }
 }
 
-void check_text(std::string_view text, uint32_t file) {
-  uint32_t line = 1, col = 1;
-  bool comment = false;
-  for (unsigned char c : text) {
-    if (c == '\n') {
-      ++line, col = 1, comment = false;
-      continue;
-    }
-    if (c == '#') comment = true;
-    bool ok = c == '\t' || c == '\r' || (c >= 32 && c < 127) || (c >= 128 && comment);
-    if (!ok) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "non-text input: byte 0x%02x is not allowed here", c);
-      throw InputError{{file, line, col}, buf};
-    }
-    ++col;
-  }
-}
-
 namespace {
 
 bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }

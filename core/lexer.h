@@ -36,10 +36,8 @@ std::vector<Token> lex_line(std::string_view line, uint32_t file, uint32_t linen
 // Same, into `out` (cleared first), so a parser can reuse one buffer for every line.
 void lex_line(std::string_view line, uint32_t file, uint32_t lineno, std::vector<Token>& out);
 
-// Rejects input that is not text: NUL and other control bytes anywhere, non-ASCII outside
-// comments. Throws InputError at the first offending byte.
-void check_text(std::string_view text, uint32_t file);
-// The same for one line (numbered `lineno`), so a parser can check as it reads.
+// Rejects a line (numbered `lineno`) that is not text: NUL and other control bytes anywhere,
+// non-ASCII outside comments. Throws InputError at the first offending byte.
 void check_line_text(std::string_view line, uint32_t file, uint32_t lineno);
 
 }  // namespace qvet

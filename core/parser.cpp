@@ -77,7 +77,6 @@ class Parser {
   std::unordered_map<std::string, NameRef, NameHash, std::equal_to<>> names_;
   std::vector<std::pair<std::string, uint32_t>> scope_;  // loop variables and list parameters
   int paren_depth_ = 0;
-  bool in_list_ = false;
 
   // ---- lines and tokens ----------------------------------------------------------------
   Loc map_loc(Loc l) const {
@@ -585,9 +584,7 @@ class Parser {
       }
       take();
       if (!opens_block()) fail_expected("'{'");
-      in_list_ = true;
       parse_command_block(cl.body, s.loc);
-      in_list_ = false;
       scope_.resize(scope_mark);
       s.id = add(n, NameRef::List, p_.lists, std::move(cl));
     } else if (w == "submit") {

@@ -24,12 +24,6 @@ std::vector<std::string> Program::var_names() const {
   return n;
 }
 
-bool Program::has_params() const {
-  for (auto& v : vars)
-    if (v.kind == Var::Param) return true;
-  return false;
-}
-
 std::string format_size(const Expr& e, const std::vector<std::string>& names) {
   if (e.is_constant() && e.constant > 0) {
     i128 v = e.constant;

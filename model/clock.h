@@ -33,7 +33,6 @@ class Clock {
   void join(const Clock& o);
   void meet(const Clock& o);
   bool leq(const Clock& o) const;  // everything this clock knows, o knows too
-  size_t queues() const { return done_.size(); }
 
  private:
   void normalize(uint32_t queue);

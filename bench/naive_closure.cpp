@@ -17,7 +17,6 @@ int main(int argc, char** argv) {
   LoadResult r = load_program(src, argv[1]);
   if (!r.program) return std::fprintf(stderr, "%s\n", r.error->message.c_str()), 2;
   Trace t = elaborate(*r.program, bind_params(*r.program, {}));
-  t.program = &*r.program;
   Engine e(t);  // for the wait resolutions (which write satisfies which wait)
   EngineObserver none;
   e.run(none);

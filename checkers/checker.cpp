@@ -103,9 +103,9 @@ class Fanout : public EngineObserver {
 }  // namespace
 
 CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, bool witness) {
-  Engine engine(t);
+  auto engine = std::make_unique<Engine>(t);
   DiagnosticSink sink(t);
-  CheckContext ctx{*t.program, t, engine, sink, witness};
+  CheckContext ctx{*t.program, t, *engine, sink, witness};
   std::vector<std::unique_ptr<Checker>> cs;
   using Make = std::unique_ptr<Checker> (*)(const CheckContext&);
   const std::pair<const char*, Make> all[] = {
@@ -118,9 +118,9 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
   for (auto& [id, make] : all)
     if (rules.empty() || std::find(rules.begin(), rules.end(), id) != rules.end()) cs.push_back(make(ctx));
   Fanout fan(cs);
-  engine.run(fan);
+  engine->run(fan);
   for (auto& c : cs) c->finish();
-  return {sink.take()};
+  return {sink.take(), std::move(engine)};
 }
 
 }  // namespace qvet

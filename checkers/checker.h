@@ -86,6 +86,7 @@ std::unique_ptr<Checker> make_redundant_wait_checker(const CheckContext&);
 
 struct CheckResult {
   std::vector<Diagnostic> diagnostics;  // sorted
+  std::unique_ptr<Engine> engine;       // after its run (reads the trace: keep the trace alive)
 };
 
 // Runs the engine and the checkers over a trace. `rules`: the rule ids to run (empty: all); the

@@ -25,7 +25,7 @@ class FreeInFlightChecker : public Checker {
                     ") may still use it: nothing orders the command's end before the free";
         d.related.push_back({c_.t.cmds[id].loc, "the command that may still be running"});
         if (const SignalWrite* w = c_.write_after({false, id}); w && !c_.e.known(*w->end, {true, h})) {
-          uint32_t sig = c_.t.cmds[w->event.id].signal;
+          uint32_t sig = w->signal;
           std::string wait = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(w->value);
           d.fixes.push_back({"add host `" + wait + "` before line " + std::to_string(e.loc.line) + " (" +
                                  c_.signal_write_text(*w) + " follows the command)",

@@ -194,7 +194,7 @@ class RaceChecker : public Checker {
     if (found && !consumer.host && c_.e.known(*found->end, consumer)) found = nullptr;  // would deadlock
     // The wait must not be satisfiable by a write that does not follow the producer (a stale wait).
     if (found) {
-      uint32_t sig = found->event.host ? c_.t.host[found->event.id].signal : c_.t.cmds[found->event.id].signal;
+      uint32_t sig = found->signal;
       uint64_t mask = c_.e.word_mask(consumer.host ? kHostAgent : c_.t.cmds[consumer.id].queue, true);
       if ((c_.e.initial_value(sig) & mask) >= (found->value & mask)) found = nullptr;
       else
@@ -207,7 +207,7 @@ class RaceChecker : public Checker {
     }
     Fix f;
     if (found) {
-      uint32_t sig = found->event.host ? c_.t.host[found->event.id].signal : c_.t.cmds[found->event.id].signal;
+      uint32_t sig = found->signal;
       std::string wait = "wait " + c_.p.signals[sig].name + " >= " + value_for(*found, consumer);
       f.edits.push_back({c_.loc(consumer), false, wait});
       f.description = "add `" + wait + "` " + where + " (" + c_.signal_write_text(*found) + " follows the producer)";
@@ -238,7 +238,7 @@ class RaceChecker : public Checker {
     // later access (a kernel recorded before the host fills its input waits for the host's kick).
     if (!producer.host)
       if (const SignalWrite* w = c_.write_after(consumer); w && !c_.e.known(*w->end, producer)) {
-        uint32_t sig = w->event.host ? c_.t.host[w->event.id].signal : c_.t.cmds[w->event.id].signal;
+        uint32_t sig = w->signal;
         std::string wait = "wait " + c_.p.signals[sig].name + " >= " + value_for(*w, producer);
         d.fixes.push_back({"or add `" + wait + "` before line " + std::to_string(c_.loc(producer).line) + " on queue " +
                                c_.p.queues[c_.t.cmds[producer.id].queue].name + " (" + c_.signal_write_text(*w) +

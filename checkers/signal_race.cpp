@@ -21,7 +21,7 @@ class SignalRaceChecker : public Checker {
   void write(EventRef ev, const Clock& end) {
     const SignalWrite* w = c_.e.write_of(ev);
     if (!w) return;
-    uint32_t sig = ev.host ? c_.t.host[ev.id].signal : c_.t.cmds[ev.id].signal;
+    uint32_t sig = w->signal;
     for (auto& [agent, o] : last_[sig]) {
       if (o->value == w->value || c_.e.known(end, o->event)) continue;
       EventRef later = ev, earlier = o->event;

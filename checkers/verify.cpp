@@ -165,7 +165,6 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
     }
     for (const auto& b : regions) {
       Trace t = elaborate(p, b);
-      t.program = &p;
       if (checked.empty()) out.commands = t.cmds.size(), out.host = t.host.size();
       size_t id = checked.size();
       checked.push_back(b);

@@ -4,14 +4,10 @@
 #include <sys/resource.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <set>
-#include <tuple>
 #include <string>
 #include <vector>
 
@@ -361,14 +357,11 @@ int cmd_graph(const Args& a) {
   } catch (const InputError& e) {
     return report_input_error(input_diagnostic(e), src);
   }
-  t.program = &*l;
+  CheckResult res = check_trace(t);
   std::vector<std::pair<Loc, Loc>> races;
-  for (auto& d : check_trace(t).diagnostics)
+  for (auto& d : res.diagnostics)
     if (d.rule == "race" && !d.related.empty()) races.push_back({d.loc, d.related[0].loc});
-  Engine e(t);
-  EngineObserver none;
-  e.run(none);
-  std::cout << happens_before_dot(e, races, {a.around, a.radius});
+  std::cout << happens_before_dot(*res.engine, races, {a.around, a.radius});
   return 0;
 }
 

@@ -23,7 +23,6 @@ struct Writer {
   void put_loc(J& j, const Loc& l) const {
     if (locs) j["loc"] = loc_json(l);
   }
-  std::string owner(uint32_t o) const { return o == kHostAgent ? "host" : p.devices[o].name; }
   std::string ex(const Expr& e) const { return to_string(e, names); }
 
   J command(const Command& c) const {
@@ -75,10 +74,9 @@ struct Writer {
         const Buffer& b = p.buffers[s.id];
         j = {{"kind", "buffer"}, {"name", b.name}};
         if (b.is_view()) {
-          Range r{b.loc, b.parent, false, b.lo, b.hi, 0};
-          j["view"] = print_range(p, r);
+          j["view"] = print_view(p, b);
         } else {
-          j["on"] = owner(b.owner);
+          j["on"] = owner_name(p, b.owner);
           j["size"] = format_size(b.size, names);
         }
         j["resolved"] = {{"base", p.buffers[b.base].name}, {"lo", ex(b.base_lo)}, {"hi", ex(b.base_hi)}};
@@ -86,7 +84,7 @@ struct Writer {
       }
       case StmtKind::SignalDecl: {
         const Signal& g = p.signals[s.id];
-        j = {{"kind", "signal_decl"}, {"name", g.name}, {"on", owner(g.owner)}};
+        j = {{"kind", "signal_decl"}, {"name", g.name}, {"on", owner_name(p, g.owner)}};
         if (g.init_written) j["init"] = ex(g.init);
         break;
       }
@@ -99,11 +97,7 @@ struct Writer {
       case StmtKind::Param: {
         const Var& v = p.vars[s.id];
         J cs = J::array();
-        for (auto& c : v.constraints) {
-          if (c.kind == Constraint::Ge) cs.push_back(">= " + ex(c.a));
-          if (c.kind == Constraint::Le) cs.push_back("<= " + ex(c.a));
-          if (c.kind == Constraint::In) cs.push_back("in " + ex(c.a) + ".." + ex(c.b));
-        }
+        for (auto& c : v.constraints) cs.push_back(print_constraint(c, names));
         j = {{"kind", "param"}, {"name", v.name}, {"constraints", cs}};
         break;
       }

@@ -14,6 +14,4 @@ std::string write_json_program(const Program& p, const SourceSet& src, bool with
 // Reads the JSON text of `file`. Throws InputError.
 Program read_json_program(SourceSet& src, uint32_t file);
 
-Expectation parse_expectation(std::string_view item, Loc loc);  // defined in parser.cpp
-
 }  // namespace qvet

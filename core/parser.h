@@ -38,6 +38,9 @@ LoadResult load_program_text(SourceSet& src, const std::string& name, std::strin
 // Reads a file ("-": standard input) into `text`; false when it cannot be opened.
 bool read_file(const std::string& path, std::string& text);
 
+// One `# expect:` item ("clean", "race@12,19"); throws InputError.
+Expectation parse_expectation(std::string_view item, Loc loc);
+
 // An InputError as a Diagnostic (rule "input").
 Diagnostic input_diagnostic(const InputError& e);
 

@@ -64,9 +64,23 @@ std::string print_command(const Program& p, const Command& c) {
   return "";
 }
 
-namespace {
-
 std::string owner_name(const Program& p, uint32_t owner) { return owner == kHostAgent ? "host" : p.devices[owner].name; }
+
+std::string print_view(const Program& p, const Buffer& b) {
+  Range r{b.loc, b.parent, false, b.lo, b.hi, b.base};
+  return print_range(p, r);
+}
+
+std::string print_constraint(const Constraint& c, const std::vector<std::string>& names) {
+  switch (c.kind) {
+    case Constraint::Ge: return ">= " + to_string(c.a, names);
+    case Constraint::Le: return "<= " + to_string(c.a, names);
+    case Constraint::In: return "in " + to_string(c.a, names) + ".." + to_string(c.b, names);
+  }
+  return "";
+}
+
+namespace {
 
 void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, std::string& out) {
   auto names = p.var_names();
@@ -85,8 +99,7 @@ void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, s
       case StmtKind::Buffer: {
         const Buffer& b = p.buffers[s.id];
         if (b.is_view()) {
-          Range r{b.loc, b.parent, false, b.lo, b.hi, 0};
-          line("buffer " + b.name + " = " + print_range(p, r));
+          line("buffer " + b.name + " = " + print_view(p, b));
         } else {
           line("buffer " + b.name + " on " + owner_name(p, b.owner) + " " + format_size(b.size, names));
         }
@@ -107,13 +120,7 @@ void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, s
       case StmtKind::Param: {
         const Var& v = p.vars[s.id];
         std::string t = "param " + v.name;
-        for (size_t i = 0; i < v.constraints.size(); ++i) {
-          const Constraint& c = v.constraints[i];
-          t += i ? ", " : " ";
-          if (c.kind == Constraint::Ge) t += ">= " + to_string(c.a, names);
-          if (c.kind == Constraint::Le) t += "<= " + to_string(c.a, names);
-          if (c.kind == Constraint::In) t += "in " + to_string(c.a, names) + ".." + to_string(c.b, names);
-        }
+        for (size_t i = 0; i < v.constraints.size(); ++i) t += (i ? ", " : " ") + print_constraint(v.constraints[i], names);
         line(t);
         break;
       }

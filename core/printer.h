@@ -12,5 +12,10 @@ std::string print_program(const Program& p);
 std::string print_range(const Program& p, const Range& r);
 std::string print_command(const Program& p, const Command& c);
 std::string format_size(const Expr& e, const std::vector<std::string>& names);
+// Pieces the JSON writer prints the same way: `host` or the device, a view's range as written,
+// a param constraint (">= 1", "in 1..2^31").
+std::string owner_name(const Program& p, uint32_t owner);
+std::string print_view(const Program& p, const Buffer& view);
+std::string print_constraint(const Constraint& c, const std::vector<std::string>& names);
 
 }  // namespace qvet

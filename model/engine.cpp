@@ -38,7 +38,7 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   };
   auto add = [&](uint32_t s, EventRef e, uint32_t agent, i128 value, int width) {
     uint32_t idx = uint32_t(writes_[s].size());
-    writes_[s].push_back({e, agent, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr});
+    writes_[s].push_back({e, agent, s, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr});
     agent_list(s, agent).idx.push_back(idx);
     return idx;
   };

@@ -33,7 +33,8 @@ struct EventRef {
 // One write of a signal (a device `signal` at its end, or a host `signal`).
 struct SignalWrite {
   EventRef event;
-  uint32_t agent;  // queue id, or kHostAgent
+  uint32_t agent;   // queue id, or kHostAgent
+  uint32_t signal;  // the signal it writes
   uint64_t value;  // the word after the write; before it is processed, an upper bound of it
   bool narrow = false;  // a 32-bit write: it replaces the low half and keeps the word's high half
   bool processed = false;

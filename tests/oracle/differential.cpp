@@ -1,0 +1,93 @@
+// The differential test: random small programs checked by qvet (engine and checkers) and by the
+// oracle; their findings (rule, primary line, related line) must be identical.
+//
+//   qvet_differential [--seed S] [--count N] [--print] [--save DIR]
+//
+// Program k uses seed S + k, so a failure reproduces with `--seed S+k --count 1 --print`.
+// `--save DIR` writes each disagreeing program there (to be kept as a corpus program).
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "checkers/checker.h"
+#include "core/parser.h"
+#include "tests/oracle/oracle.h"
+#include "tests/oracle/random_program.h"
+
+using namespace qvet;
+
+namespace {
+
+std::vector<oracle::Finding> qvet_findings(const std::vector<Diagnostic>& ds) {
+  std::vector<oracle::Finding> out;
+  for (const Diagnostic& d : ds) {
+    uint32_t rel = d.severity == Severity::Note ? 0 : d.related_loc().line;
+    out.push_back({d.rule, d.loc.line, rel});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string join(const std::vector<oracle::Finding>& fs) {
+  std::string s;
+  for (auto& f : fs) s += (s.empty() ? "" : " ") + oracle::to_string(f);
+  return s.empty() ? "(clean)" : s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1, count = 2000;
+  bool print = false;
+  std::string save;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
+    else if (a == "--count" && i + 1 < argc) count = std::stoull(argv[++i]);
+    else if (a == "--print") print = true;
+    else if (a == "--save" && i + 1 < argc) save = argv[++i];
+    else {
+      std::cerr << "usage: qvet_differential [--seed S] [--count N] [--print] [--save DIR]\n";
+      return 2;
+    }
+  }
+  std::cout << "differential: seed " << seed << ", " << count << " programs\n";
+  uint64_t agree = 0, disagree = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    std::string text = oracle::random_program(seed + k);
+    SourceSet src;
+    LoadResult r = load_program_text(src, "random.hcq", text);
+    std::vector<oracle::Finding> mine, theirs;
+    std::string error;
+    if (!r.program) {
+      error = r.error->message;
+    } else {
+      try {
+        Trace t = elaborate(*r.program, bind_params(*r.program, {}));
+        mine = qvet_findings(check_trace(t).diagnostics);
+        theirs = oracle::check(t);
+      } catch (const InputError& e) {
+        error = input_diagnostic(e).message;
+      }
+    }
+    bool ok = error.empty() && mine == theirs;
+    if (print || !ok) {
+      std::cout << "--- seed " << seed + k << (ok ? " agrees" : " DISAGREES") << "\n";
+      if (!error.empty()) std::cout << "input error (a generator bug): " << error << "\n";
+      std::cout << "qvet:   " << join(mine) << "\noracle: " << join(theirs) << "\n";
+      if (!ok || print) {
+        int n = 0;
+        for (size_t p = 0, q; p < text.size(); p = q + 1) {
+          q = text.find('\n', p);
+          std::printf("%3d  %s\n", ++n, text.substr(p, q - p).c_str());
+        }
+      }
+      if (!ok && !save.empty()) std::ofstream(save + "/diff_" + std::to_string(seed + k) + ".hcq") << text;
+    }
+    (ok ? agree : disagree)++;
+  }
+  std::cout << agree << " passed, " << disagree << " failed\n";
+  return disagree == 0 ? 0 : 1;
+}

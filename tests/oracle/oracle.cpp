@@ -1,0 +1,522 @@
+#include "tests/oracle/oracle.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "model/profile.h"
+
+namespace qvet::oracle {
+
+namespace {
+
+// A set of nodes as a bitset.
+struct Bits {
+  std::vector<uint64_t> w;
+  explicit Bits(size_t n = 0) : w((n + 63) / 64, 0) {}
+  bool get(size_t i) const { return (w[i / 64] >> (i % 64)) & 1; }
+  void set(size_t i) { w[i / 64] |= uint64_t(1) << (i % 64); }
+  void operator|=(const Bits& o) {
+    for (size_t i = 0; i < w.size(); ++i) w[i] |= o.w[i];
+  }
+  void operator&=(const Bits& o) {
+    for (size_t i = 0; i < w.size(); ++i) w[i] &= o.w[i];
+  }
+  friend bool operator==(const Bits&, const Bits&) = default;
+};
+
+constexpr uint32_t kHostQueue = UINT32_MAX;  // the host counts as one queue when grouping
+
+// An event: a device command (two nodes) or a host statement (one node).
+struct Ev {
+  bool host;
+  uint32_t id;
+};
+
+struct Write {  // a signal write
+  Ev ev;
+  uint32_t signal;
+  uint64_t raw;  // the value as written, masked to the width
+  bool narrow;   // 32-bit: keeps the word's high half
+  uint64_t word = 0;  // the word after the write (computed from happens-before)
+};
+
+struct WaitInfo {
+  Ev ev;
+  uint32_t signal;
+  uint64_t v, mask;
+};
+
+struct Raw {  // one finding before grouping and merging
+  std::string rule;
+  Ev primary;
+  Ev related;
+  bool has_related;
+};
+
+class Oracle {
+ public:
+  explicit Oracle(const Trace& t) : t_(t), p_(*t.program), nc_(t.cmds.size()), n_(2 * (nc_ + t.host.size())) {}
+
+  std::vector<Finding> run() {
+    collect();
+    fixed_point();
+    rules();
+    return group_and_merge();
+  }
+
+ private:
+  const Trace& t_;
+  const Program& p_;
+  size_t nc_, n_;
+  std::vector<Bits> base_;       // direct predecessors from the queue, host and submit rules
+  std::vector<Bits> reach_;      // reach_[y]: every x with x ->+ y
+  std::vector<bool> dead_cmd_, dead_host_;
+  std::vector<Write> writes_;
+  std::vector<WaitInfo> waits_;
+  std::vector<Bits> wait_pred_;  // per wait: the nodes its end is ordered after
+  struct Resolution {
+    std::vector<size_t> cands;  // indices into writes_
+    bool initial = false;
+  };
+  std::vector<Resolution> res_;
+  std::vector<Raw> raw_;
+  std::vector<Finding> deadlocks_;
+
+  // Two nodes per event; a host statement's start and end are one instant, but a host wait's end
+  // learns what its start did not know.
+  size_t S(const Ev& e) const { return 2 * (e.host ? nc_ + e.id : e.id); }
+  size_t E(const Ev& e) const { return S(e) + 1; }
+  bool hb(size_t x, size_t y) const { return reach_[y].get(x); }
+  bool dead(const Ev& e) const { return e.host ? dead_host_[e.id] : dead_cmd_[e.id]; }
+  uint32_t line(const Ev& e) const { return e.host ? t_.host[e.id].loc.line : t_.cmds[e.id].loc.line; }
+  uint64_t submit_key(const Ev& e) const {
+    if (e.host) return uint64_t(e.id) << 32;
+    const TraceCmd& c = t_.cmds[e.id];
+    return uint64_t(c.submit) << 32 | (e.id - t_.host[c.submit].cmd_begin + 1);
+  }
+  uint32_t queue_of(const Ev& e) const { return e.host ? kHostQueue : t_.cmds[e.id].queue; }
+  uint64_t queue_order(const Ev& e) const { return e.host ? e.id : t_.cmds[e.id].index; }
+  uint32_t agent(const Ev& e) const { return e.host ? kHostAgent : p_.queues[t_.cmds[e.id].queue].device; }
+  void edge(size_t from, size_t to) { base_[to].set(from); }
+
+  // The queue rules of semantics.md, "Order inside a queue", as edges.
+  void collect() {
+    base_.assign(n_, Bits(n_));
+    dead_cmd_.assign(nc_, false);
+    dead_host_.assign(t_.host.size(), false);
+    for (size_t x = 0; x < n_; x += 2) edge(x, x + 1);
+    for (uint32_t h = 0; h < t_.host.size(); ++h) {
+      if (h > 0) edge(E({true, h - 1}), S({true, h}));
+      for (uint32_t c = t_.host[h].cmd_begin; c < t_.host[h].cmd_end; ++c) edge(E({true, h}), 2 * c);
+    }
+    for (uint32_t q = 0; q < p_.queues.size(); ++q) {
+      Mode m = queue_mode(p_, q);
+      const auto& list = t_.queue_cmds[q];
+      long chain = -1;       // chained: the exec the next exec or release follows
+      int releases = 0;      // chained: releases that exec can still carry
+      long blocker = -1;     // the latest command that blocks the front end until it ends
+      for (size_t i = 0; i < list.size(); ++i) {
+        uint32_t id = list[i];
+        const TraceCmd& c = t_.cmds[id];
+        if (i > 0) edge(2 * list[i - 1], 2 * id);
+        if (m == Mode::Serial && i > 0) edge(2 * list[i - 1] + 1, 2 * id);
+        if (blocker >= 0) edge(2 * size_t(blocker) + 1, 2 * id);
+        auto after_all_earlier = [&] {
+          for (size_t j = 0; j < i; ++j) edge(2 * list[j] + 1, 2 * id + 1);
+        };
+        bool blocks = m == Mode::Serial;
+        switch (c.op) {
+          case CmdOp::Wait: blocks = true; break;
+          case CmdOp::Barrier: after_all_earlier(); blocks = true; break;
+          case CmdOp::MemoryBarrier: blocks = true; break;
+          case CmdOp::Signal:
+          case CmdOp::Timestamp:
+            if (m == Mode::Chained && chain >= 0 && releases > 0) {
+              edge(2 * size_t(chain) + 1, 2 * id + 1);  // the exec's release: ends with the exec
+              --releases;
+            } else {
+              after_all_earlier();
+              releases = 0;
+              if (m == Mode::Chained) blocks = true;  // a WFI release
+            }
+            break;
+          case CmdOp::Exec:
+            if (m == Mode::Chained && chain >= 0) edge(2 * size_t(chain) + 1, 2 * id);
+            break;
+          case CmdOp::Copy: break;
+        }
+        if (c.op == CmdOp::Exec) {
+          chain = id;
+          releases = 2;
+        } else if (c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) {
+          chain = -1;
+          releases = 0;
+        }
+        if (blocks) blocker = id;
+      }
+    }
+    for (uint32_t c = 0; c < nc_; ++c) {
+      const TraceCmd& tc = t_.cmds[c];
+      if (tc.op == CmdOp::Signal)
+        writes_.push_back({{false, c}, tc.signal, uint64_t(tc.value) & width_mask(signal_width(p_, tc.queue)),
+                           signal_width(p_, tc.queue) < 64});
+      if (tc.op == CmdOp::Wait) {
+        uint64_t m = width_mask(wait_width(p_, tc.queue));
+        waits_.push_back({{false, c}, tc.signal, uint64_t(tc.value) & m, m});
+      }
+    }
+    for (uint32_t h = 0; h < t_.host.size(); ++h) {
+      const HostEvent& e = t_.host[h];
+      if (e.op == HostOp::Signal) writes_.push_back({{true, h}, e.signal, uint64_t(e.value), false});
+      if (e.op == HostOp::Wait) waits_.push_back({{true, h}, e.signal, uint64_t(e.value), ~uint64_t(0)});
+    }
+  }
+
+  void closure() {
+    reach_ = base_;
+    for (size_t i = 0; i < waits_.size(); ++i) reach_[E(waits_[i].ev)] |= wait_pred_[i];
+    for (size_t k = 0; k < n_; ++k)
+      for (size_t y = 0; y < n_; ++y)
+        if (reach_[y].get(k)) reach_[y] |= reach_[k];
+  }
+
+  // A 32-bit write keeps the high half of the word it overwrites: that of the latest write ordered
+  // before it (the largest, if several are latest), else of the initial value.
+  void compute_words() {
+    std::vector<size_t> order(writes_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    // Predecessors first: count of writes of the same signal ordered before each.
+    std::vector<size_t> before(writes_.size(), 0);
+    for (size_t i = 0; i < writes_.size(); ++i)
+      for (size_t j = 0; j < writes_.size(); ++j)
+        if (i != j && writes_[i].signal == writes_[j].signal && hb(E(writes_[j].ev), E(writes_[i].ev))) ++before[i];
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return before[a] < before[b]; });
+    for (size_t i : order) {
+      Write& w = writes_[i];
+      if (!w.narrow) {
+        w.word = w.raw;
+        continue;
+      }
+      uint64_t prev = init(w.signal);
+      bool found = false;
+      for (size_t j = 0; j < writes_.size(); ++j) {
+        const Write& d = writes_[j];
+        if (j == i || d.signal != w.signal || !hb(E(d.ev), E(w.ev))) continue;
+        bool latest = true;
+        for (size_t k = 0; k < writes_.size() && latest; ++k)
+          if (k != j && k != i && writes_[k].signal == w.signal && hb(E(d.ev), E(writes_[k].ev)) && hb(E(writes_[k].ev), E(w.ev)))
+            latest = false;
+        if (latest && (!found || d.word > prev)) prev = d.word, found = true;
+      }
+      w.word = (prev & ~uint64_t(0xffffffffu)) | (w.raw & 0xffffffffu);
+    }
+  }
+  uint64_t init(uint32_t s) const { return uint64_t(evaluate(p_.signals[s].init, t_.binding)); }
+
+  // semantics.md, "Signals and waits": the candidates of wait `i` under the current relation.
+  Resolution candidates(size_t i) const {
+    const WaitInfo& W = waits_[i];
+    Resolution r;
+    bool any_before = false;
+    for (size_t c = 0; c < writes_.size(); ++c) {
+      const Write& w = writes_[c];
+      if (w.signal != W.signal || dead(w.ev)) continue;
+      if (hb(E(w.ev), S(W.ev))) any_before = true;
+      if ((w.word & W.mask) < W.v || hb(E(W.ev), E(w.ev)) || E(W.ev) == E(w.ev)) continue;
+      bool overwritten = false;
+      for (size_t d = 0; d < writes_.size() && !overwritten; ++d) {
+        const Write& o = writes_[d];
+        overwritten = d != c && o.signal == W.signal && !dead(o.ev) && (o.word & W.mask) < W.v && hb(E(w.ev), E(o.ev)) &&
+                      hb(E(o.ev), S(W.ev));
+      }
+      if (!overwritten) r.cands.push_back(c);
+    }
+    r.initial = (init(W.signal) & W.mask) >= W.v && !any_before;
+    return r;
+  }
+
+  void kill_queue_from(uint32_t cmd) {
+    const TraceCmd& c = t_.cmds[cmd];
+    for (size_t k = c.index; k < t_.queue_cmds[c.queue].size(); ++k) dead_cmd_[t_.queue_cmds[c.queue][k]] = true;
+  }
+  void kill(const Ev& w) {
+    if (!w.host) return kill_queue_from(w.id);
+    for (uint32_t h = w.id; h < t_.host.size(); ++h) {
+      dead_host_[h] = true;
+      for (uint32_t c = t_.host[h].cmd_begin; c < t_.host[h].cmd_end; ++c) dead_cmd_[c] = true;
+    }
+  }
+  void report_deadlock(std::vector<Ev> ws) {
+    std::sort(ws.begin(), ws.end(), [&](const Ev& a, const Ev& b) { return submit_key(a) < submit_key(b); });
+    if (ws.size() == 1) raw_.push_back({"deadlock", ws[0], {}, false});
+    else raw_.push_back({"deadlock", ws.back(), ws.front(), true});
+  }
+
+  // The least fixed point: from no wait ordering, add what every wait gains until nothing
+  // changes. A deadlock found on the way kills what it blocks, and the iteration starts again.
+  void fixed_point() {
+    while (true) {
+      wait_pred_.assign(waits_.size(), Bits(n_));
+      bool restart = false;
+      while (!restart) {
+        closure();
+        // Waits whose ends lie on a cycle: one finding per strongly connected component.
+        std::vector<bool> done(waits_.size(), false);
+        for (size_t i = 0; i < waits_.size(); ++i) {
+          size_t ei = E(waits_[i].ev);
+          if (done[i] || dead(waits_[i].ev) || !hb(ei, ei)) continue;
+          std::vector<Ev> group;
+          for (size_t j = i; j < waits_.size(); ++j) {
+            size_t ej = E(waits_[j].ev);
+            if (!done[j] && !dead(waits_[j].ev) && (j == i || (hb(ei, ej) && hb(ej, ei)))) {
+              done[j] = true;
+              group.push_back(waits_[j].ev);
+            }
+          }
+          report_deadlock(group);
+          restart = true;
+        }
+        if (restart) {
+          for (size_t i = 0; i < waits_.size(); ++i)
+            if (done[i]) kill(waits_[i].ev);
+          break;
+        }
+        compute_words();
+        res_.assign(waits_.size(), {});
+        std::vector<size_t> unsat;
+        for (size_t i = 0; i < waits_.size(); ++i) {
+          if (dead(waits_[i].ev)) continue;
+          res_[i] = candidates(i);
+          if (res_[i].cands.empty() && !res_[i].initial) unsat.push_back(i);
+        }
+        if (!unsat.empty()) {
+          // In submission order, so a wait that an earlier deadlock already blocks is not a root.
+          std::sort(unsat.begin(), unsat.end(), [&](size_t a, size_t b) { return submit_key(waits_[a].ev) < submit_key(waits_[b].ev); });
+          for (size_t i : unsat) {
+            if (dead(waits_[i].ev)) continue;
+            if (!blocked(i)) report_deadlock({waits_[i].ev});
+            kill(waits_[i].ev);
+          }
+          restart = true;
+          break;
+        }
+        std::vector<Bits> next(waits_.size(), Bits(n_));
+        for (size_t i = 0; i < waits_.size(); ++i) {
+          if (dead(waits_[i].ev) || res_[i].initial) continue;
+          bool first = true;
+          for (size_t c : res_[i].cands) {
+            Bits b = reach_[E(writes_[c].ev)];
+            b.set(E(writes_[c].ev));
+            if (first) next[i] = b, first = false;
+            else next[i] &= b;
+          }
+        }
+        if (next == wait_pred_) return;
+        wait_pred_ = std::move(next);
+      }
+    }
+  }
+  // A wait whose only possible writes never run belongs to the deadlock that blocks them.
+  bool blocked(size_t i) const {
+    const WaitInfo& W = waits_[i];
+    for (const Write& w : writes_)
+      if (w.signal == W.signal && dead(w.ev) && (w.raw & W.mask) >= W.v && !hb(E(W.ev), E(w.ev))) return true;
+    return false;
+  }
+
+  struct Acc {
+    Ev ev;
+    const Access* a;
+  };
+  std::vector<Acc> live_accesses() const {
+    std::vector<Acc> out;
+    for (uint32_t c = 0; c < nc_; ++c)
+      if (!dead_cmd_[c])
+        for (uint32_t a = t_.cmds[c].acc_begin; a < t_.cmds[c].acc_end; ++a)
+          if (t_.accesses[a].freed_by == kNone) out.push_back({{false, c}, &t_.accesses[a]});
+    for (uint32_t h = 0; h < t_.host.size(); ++h)
+      if (!dead_host_[h])
+        for (uint32_t a = t_.host[h].acc_begin; a < t_.host[h].acc_end; ++a)
+          if (t_.accesses[a].freed_by == kNone) out.push_back({{true, h}, &t_.accesses[a]});
+    return out;
+  }
+  bool ordered(const Ev& a, const Ev& b) const { return hb(E(a), S(b)) || hb(E(b), S(a)); }
+  void pair(const std::string& rule, const Ev& a, const Ev& b) {
+    bool a_later = submit_key(a) > submit_key(b);
+    raw_.push_back({rule, a_later ? a : b, a_later ? b : a, true});
+  }
+  static bool same(const Ev& a, const Ev& b) { return a.host == b.host && a.id == b.id; }
+
+  void rules() {
+    std::vector<Acc> acc = live_accesses();
+    // race: every pair of conflicting accesses of two events that nothing orders.
+    std::set<std::pair<uint64_t, uint64_t>> raced;
+    auto key = [&](const Ev& e) { return uint64_t(e.host) << 40 | e.id; };
+    for (size_t i = 0; i < acc.size(); ++i)
+      for (size_t j = i + 1; j < acc.size(); ++j) {
+        const Acc &x = acc[i], &y = acc[j];
+        if (same(x.ev, y.ev) || x.a->buffer != y.a->buffer || !(x.a->write || y.a->write)) continue;
+        if (x.a->hi <= y.a->lo || y.a->hi <= x.a->lo || ordered(x.ev, y.ev)) continue;
+        uint64_t kx = key(x.ev), ky = key(y.ev);
+        if (raced.insert({std::min(kx, ky), std::max(kx, ky)}).second) pair("race", x.ev, y.ev);
+      }
+    // use-after-free: a live event touching memory that was freed when it was submitted.
+    auto uaf = [&](const Ev& e, uint32_t freed_by) {
+      if (freed_by != kNone && !dead(e)) raw_.push_back({"use-after-free", e, {true, freed_by}, true});
+    };
+    for (uint32_t c = 0; c < nc_; ++c) {
+      for (uint32_t a = t_.cmds[c].acc_begin; a < t_.cmds[c].acc_end; ++a) uaf({false, c}, t_.accesses[a].freed_by);
+      uaf({false, c}, t_.cmds[c].signal_freed_by);
+    }
+    for (uint32_t h = 0; h < t_.host.size(); ++h) {
+      for (uint32_t a = t_.host[h].acc_begin; a < t_.host[h].acc_end; ++a) uaf({true, h}, t_.accesses[a].freed_by);
+      uaf({true, h}, t_.host[h].signal_freed_by);
+    }
+    // free-in-flight: a command of the lifetime whose end is not ordered before the free.
+    for (uint32_t h = 0; h < t_.host.size(); ++h) {
+      const HostEvent& e = t_.host[h];
+      if (e.op != HostOp::Free || dead_host_[h]) continue;
+      for (uint32_t c : e.inflight)
+        if (!dead_cmd_[c] && !hb(E({false, c}), S({true, h}))) raw_.push_back({"free-in-flight", {true, h}, {false, c}, true});
+    }
+    // signal-race: two live writes of different values to one signal, unordered.
+    for (size_t i = 0; i < writes_.size(); ++i)
+      for (size_t j = i + 1; j < writes_.size(); ++j) {
+        const Write &a = writes_[i], &b = writes_[j];
+        if (a.signal != b.signal || dead(a.ev) || dead(b.ev) || a.word == b.word) continue;
+        if (!hb(E(a.ev), E(b.ev)) && !hb(E(b.ev), E(a.ev))) pair("signal-race", a.ev, b.ev);
+      }
+    visibility(acc);
+    structural();
+    waits_notes();
+  }
+
+  // visibility: for each byte an exec reads on a profile that needs an acquire, the last writes
+  // ordered before the read; one by another agent needs a memory_barrier between them.
+  void visibility(const std::vector<Acc>& acc) {
+    for (const Acc& r : acc) {
+      if (r.ev.host || r.a->write || t_.cmds[r.ev.id].op != CmdOp::Exec) continue;
+      uint32_t q = t_.cmds[r.ev.id].queue, dev = p_.queues[q].device;
+      if (!profile_of(p_.devices[dev].arch).reads_need_acquire) continue;
+      std::vector<uint64_t> cuts{r.a->lo, r.a->hi};
+      for (const Acc& w : acc)
+        if (w.a->write && w.a->buffer == r.a->buffer) cuts.push_back(w.a->lo), cuts.push_back(w.a->hi);
+      std::sort(cuts.begin(), cuts.end());
+      std::set<uint64_t> flagged;
+      for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+        uint64_t lo = cuts[k], hi = cuts[k + 1];
+        if (lo >= hi || lo < r.a->lo || hi > r.a->hi) continue;
+        std::vector<const Acc*> before;
+        for (const Acc& w : acc)
+          if (w.a->write && w.a->buffer == r.a->buffer && w.a->lo <= lo && hi <= w.a->hi && !same(w.ev, r.ev) &&
+              hb(E(w.ev), S(r.ev)))
+            before.push_back(&w);
+        for (const Acc* w : before) {
+          bool last = std::none_of(before.begin(), before.end(), [&](const Acc* o) { return o != w && hb(E(w->ev), S(o->ev)); });
+          if (!last || agent(w->ev) == dev) continue;
+          bool acquired = false;
+          for (uint32_t m : t_.queue_cmds[q])
+            if (t_.cmds[m].op == CmdOp::MemoryBarrier && !dead_cmd_[m] && hb(E(w->ev), S({false, m})) && hb(E({false, m}), S(r.ev)))
+              acquired = true;
+          if (!acquired && flagged.insert(uint64_t(w->ev.host) << 40 | w->ev.id).second)
+            raw_.push_back({"visibility", r.ev, w->ev, true});
+        }
+      }
+    }
+  }
+
+  // Rules that do not depend on ordering: they apply to every command, also those that never run.
+  void structural() {
+    auto reachable = [&](uint32_t dev, uint32_t owner, ObjectRef obj) {
+      if (owner == kHostAgent || owner == dev) return true;
+      for (auto [a, b] : p_.peers)
+        if ((a == dev && b == owner) || (a == owner && b == dev)) return true;
+      for (auto& [o, d] : p_.maps)
+        if (o == obj && d == dev) return true;
+      return false;
+    };
+    for (uint32_t c = 0; c < nc_; ++c) {
+      const TraceCmd& tc = t_.cmds[c];
+      const Queue& q = p_.queues[tc.queue];
+      Ev ev{false, c};
+      if (q.engine == EngineKind::Copy && (tc.op == CmdOp::Exec || tc.op == CmdOp::MemoryBarrier))
+        raw_.push_back({"engine", ev, {}, false});
+      if (tc.op == CmdOp::Wait || tc.op == CmdOp::Signal) {
+        int w = tc.op == CmdOp::Wait ? wait_width(p_, tc.queue) : signal_width(p_, tc.queue);
+        if (tc.value < 0 || tc.value >= (i128(1) << w)) raw_.push_back({"value-width", ev, {}, false});
+      }
+      for (uint32_t a = tc.acc_begin; a < tc.acc_end; ++a) {
+        uint32_t b = t_.accesses[a].buffer;
+        if (!reachable(q.device, p_.buffers[b].owner, {ObjectRef::Buffer, b}))
+          raw_.push_back({"peer-access@" + std::to_string(p_.buffers[b].loc.line), ev, {}, false});
+      }
+      if (tc.signal != kNone && !reachable(q.device, p_.signals[tc.signal].owner, {ObjectRef::Signal, tc.signal}))
+        raw_.push_back({"peer-access@" + std::to_string(p_.signals[tc.signal].loc.line), ev, {}, false});
+    }
+    for (uint32_t h = 0; h < t_.host.size(); ++h) {
+      const HostEvent& e = t_.host[h];
+      if ((e.op == HostOp::Wait || e.op == HostOp::Signal) && (e.value < 0 || e.value > kU64Max))
+        raw_.push_back({"value-width", {true, h}, {}, false});
+    }
+  }
+
+  // stale-wait and redundant-wait, from the candidates at the fixed point.
+  void waits_notes() {
+    for (size_t i = 0; i < waits_.size(); ++i) {
+      if (dead(waits_[i].ev)) continue;
+      const Resolution& r = res_[i];
+      bool known = r.initial, unknown = false;
+      for (size_t c : r.cands) (hb(E(writes_[c].ev), S(waits_[i].ev)) ? known : unknown) = true;
+      if (!unknown && (known || !r.cands.empty())) raw_.push_back({"redundant-wait", waits_[i].ev, {}, false});
+      if (unknown && known) raw_.push_back({"stale-wait", waits_[i].ev, {}, false});
+    }
+  }
+
+  // diagnostics.md: group per (rule, primary event, queue of the related event), the related
+  // being the last of that queue; then merge repeats (same lines, in either order), keeping the
+  // one whose primary was submitted first.
+  std::vector<Finding> group_and_merge() {
+    std::map<std::tuple<std::string, uint64_t, uint32_t>, Raw> groups;
+    std::vector<Raw> single;
+    for (const Raw& r : raw_) {
+      if (!r.has_related || r.rule == "deadlock" || r.rule == "use-after-free") {
+        single.push_back(r);
+        continue;
+      }
+      auto k = std::make_tuple(r.rule, uint64_t(r.primary.host) << 40 | r.primary.id, queue_of(r.related));
+      auto [it, fresh] = groups.try_emplace(k, r);
+      if (!fresh && queue_order(r.related) > queue_order(it->second.related)) it->second = r;
+    }
+    for (auto& [k, r] : groups) single.push_back(r);
+    std::map<std::tuple<std::string, uint32_t, uint32_t>, std::pair<uint64_t, Finding>> merged;
+    for (const Raw& r : single) {
+      std::string rule = r.rule;
+      uint32_t rel = 0;
+      if (rule.rfind("peer-access@", 0) == 0) rel = uint32_t(std::stoul(rule.substr(12))), rule = "peer-access";
+      if (r.has_related) rel = line(r.related);
+      Finding f{rule, line(r.primary), rel};
+      auto k = std::make_tuple(rule, std::min(f.line, f.related ? f.related : f.line), std::max(f.line, f.related));
+      if (!f.related) k = std::make_tuple(rule, f.line, 0u);
+      uint64_t order = submit_key(r.primary);
+      auto [it, fresh] = merged.try_emplace(k, order, f);
+      if (!fresh && order < it->second.first) it->second = {order, f};
+    }
+    std::vector<Finding> out;
+    for (auto& [k, v] : merged) out.push_back(v.second);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+}  // namespace
+
+std::vector<Finding> check(const Trace& t) { return Oracle(t).run(); }
+
+std::string to_string(const Finding& f) {
+  std::string s = f.rule + "@" + std::to_string(f.line);
+  if (f.related) s += "," + std::to_string(f.related);
+  return s;
+}
+
+}  // namespace qvet::oracle

@@ -6,15 +6,60 @@
 
 namespace qvet {
 
-void DiagnosticSink::add(Diagnostic d, uint32_t ctx) {
-  auto [it, fresh] = index_.try_emplace(std::make_tuple(d.rule, d.loc, d.related_loc()), entries_.size());
+void DiagnosticSink::add(Diagnostic d, uint32_t ctx, uint64_t order) {
+  Loc a = d.loc, b = d.related_loc();
+  if (b.valid() && b < a) std::swap(a, b);
+  auto [it, fresh] = index_.try_emplace(std::make_tuple(d.rule, a, b), entries_.size());
   if (fresh) {
-    entries_.push_back({std::move(d), {ctx}, 1});
+    entries_.push_back({std::move(d), order, {ctx}, 1});
     return;
   }
   Entry& e = entries_[it->second];
   ++e.count;
+  if (order < e.order) {
+    e.d = std::move(d);
+    e.order = order;
+  }
   if (e.ctxs.size() < 16 && std::find(e.ctxs.begin(), e.ctxs.end(), ctx) == e.ctxs.end()) e.ctxs.push_back(ctx);
+}
+
+Diagnostic* PairGroups::add(EventRef primary, EventRef related) {
+  uint32_t rq = related.host ? kHostAgent : c_.t.cmds[related.id].queue;
+  uint64_t pk = uint64_t(primary.host) << 32 | primary.id;
+  auto [it, fresh] = index_.try_emplace({pk, rq}, groups_.size());
+  if (fresh) {
+    groups_.push_back({primary, related, {}, {}});
+    return &groups_.back().d;
+  }
+  Group& g = groups_[it->second];
+  if (g.related == related) return nullptr;
+  if (queue_order(related) < queue_order(g.related)) {
+    g.other_lines.push_back(c_.loc(related).line);
+    return nullptr;
+  }
+  g.other_lines.push_back(c_.loc(g.related).line);
+  g.related = related;
+  g.d = Diagnostic{};
+  return &g.d;
+}
+
+void PairGroups::flush(const std::function<void(Diagnostic&, EventRef, EventRef)>& complete) {
+  for (Group& g : groups_) {
+    if (!g.other_lines.empty()) {
+      std::sort(g.other_lines.begin(), g.other_lines.end());
+      g.other_lines.erase(std::unique(g.other_lines.begin(), g.other_lines.end()), g.other_lines.end());
+      std::string lines;
+      for (size_t i = 0; i < g.other_lines.size() && i < 8; ++i) lines += (i ? ", " : "") + std::to_string(g.other_lines[i]);
+      if (g.other_lines.size() > 8) lines += ", ...";
+      std::string q = g.related.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[g.related.id].queue].name;
+      g.d.notes.push_back({{}, "the same holds for " + std::to_string(g.other_lines.size()) + " earlier command(s) of " + q +
+                                   " (line " + lines + "); this is the last of them"});
+    }
+    if (complete) complete(g.d, g.primary, g.related);
+    c_.sink.add(std::move(g.d), c_.ctx(g.primary), c_.e.submit_key(g.primary));
+  }
+  groups_.clear();
+  index_.clear();
 }
 
 std::vector<Diagnostic> DiagnosticSink::take() {

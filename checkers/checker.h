@@ -2,6 +2,7 @@
 // (model/engine.h) and/or reads the Trace, and files Diagnostics into a DiagnosticSink, which
 // merges findings that repeat with the same rule and locations (loop iterations) into one.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,24 +16,21 @@
 
 namespace qvet {
 
-// Collects diagnostics; one per (rule, primary location, related location).
+// Collects diagnostics; one per rule and pair of locations (diagnostics.md: findings that repeat,
+// in loop iterations or with the two locations swapped, are one; of a pair found both ways, the
+// one whose primary was submitted first is kept).
 class DiagnosticSink {
  public:
   explicit DiagnosticSink(const Trace& t) : t_(t) {}
-  // `ctx`: where the finding holds (Trace context of the event reported).
-  void add(Diagnostic d, uint32_t ctx = 0);
-  // Whether a finding with these keys was already filed (its explanation need not be rebuilt).
-  bool has(const std::string& rule, Loc loc, Loc related) const { return index_.count({rule, loc, related}) != 0; }
-  // The filed diagnostic with these keys (to complete it once the whole run is known), or null.
-  Diagnostic* find(const std::string& rule, Loc loc, Loc related) {
-    auto it = index_.find({rule, loc, related});
-    return it == index_.end() ? nullptr : &entries_[it->second].d;
-  }
+  // `ctx`: where the finding holds (Trace context of the event reported); `order`: the submission
+  // key of its primary event (Engine::submit_key).
+  void add(Diagnostic d, uint32_t ctx = 0, uint64_t order = 0);
   std::vector<Diagnostic> take();
 
  private:
   struct Entry {
     Diagnostic d;
+    uint64_t order;
     std::vector<uint32_t> ctxs;
     size_t count = 0;
   };
@@ -60,6 +58,30 @@ struct CheckContext {
   // The first write that `ev`'s agent makes after it and whose end follows it (a signal a waiter
   // can use to know that `ev` ended), or null.
   const SignalWrite* write_after(EventRef ev) const;
+};
+
+// diagnostics.md, "Grouped per queue": the findings of one rule with the same primary event and
+// related events on the same queue (the host is one queue) are one diagnostic, related to the
+// last of them in that queue's submission order; its message lists the others.
+class PairGroups {
+ public:
+  explicit PairGroups(const CheckContext& c) : c_(c) {}
+  // Records the finding (primary, related). Returns the diagnostic to fill in when `related` is
+  // now the group's related event; null when the finding only joins the group's others.
+  Diagnostic* add(EventRef primary, EventRef related);
+  // Files every group; `complete` runs on each first (explanations, fixes, witnesses).
+  void flush(const std::function<void(Diagnostic&, EventRef primary, EventRef related)>& complete = {});
+
+ private:
+  struct Group {
+    EventRef primary, related;
+    Diagnostic d;
+    std::vector<uint32_t> other_lines;
+  };
+  uint64_t queue_order(EventRef e) const { return e.host ? e.id : c_.t.cmds[e.id].index; }
+  const CheckContext& c_;
+  std::map<std::pair<uint64_t, uint32_t>, size_t> index_;  // (primary event, related queue) -> group
+  std::vector<Group> groups_;
 };
 
 class Checker : public EngineObserver {

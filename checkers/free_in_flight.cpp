@@ -1,5 +1,6 @@
 // Rule `free-in-flight`: a `free` of memory that a command submitted during its lifetime may
-// still be using: the command's end does not happen before the free.
+// still be using: the command's end does not happen before the free. Grouped per queue: one
+// diagnostic per (free, queue), related to the last such command of the queue.
 #include "checkers/checker.h"
 
 namespace qvet {
@@ -8,7 +9,7 @@ namespace {
 
 class FreeInFlightChecker : public Checker {
  public:
-  using Checker::Checker;
+  explicit FreeInFlightChecker(const CheckContext& c) : Checker(c), groups_(c) {}
 
   void finish() override {
     for (uint32_t h = 0; h < c_.t.host.size(); ++h) {
@@ -17,8 +18,10 @@ class FreeInFlightChecker : public Checker {
       const Clock* k = c_.e.host_clock_at(h);
       for (uint32_t id : e.inflight) {
         if (!c_.e.ran({false, id}) || c_.e.known(*k, {false, id})) continue;
+        Diagnostic* dp = groups_.add({true, h}, {false, id});
+        if (!dp) continue;
+        Diagnostic& d = *dp;
         std::string name = c_.p.object_name(e.object);
-        Diagnostic d;
         d.rule = "free-in-flight";
         d.loc = e.loc;
         d.message = "'" + name + "' is freed while " + c_.what({false, id}) + " (line " + std::to_string(c_.t.cmds[id].loc.line) +
@@ -33,10 +36,13 @@ class FreeInFlightChecker : public Checker {
         } else {
           d.fixes.push_back({"wait on the host for a signal written after the command before `free " + name + "`", {}});
         }
-        c_.sink.add(std::move(d), e.ctx);
       }
     }
+    groups_.flush();
   }
+
+ private:
+  PairGroups groups_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // The explanation names the consumer's nearest wait and why it does not order the producer,
 // and the fix: a wait on a signal the producer's queue already writes, or a new signal/wait pair.
 #include <algorithm>
+#include <map>
 
 #include "checkers/checker.h"
 #include "checkers/shadow.h"
@@ -15,22 +16,31 @@ namespace {
 
 class RaceChecker : public Checker {
  public:
-  explicit RaceChecker(const CheckContext& c) : Checker(c), shadow_(c.p.buffers.size()) {}
+  explicit RaceChecker(const CheckContext& c) : Checker(c), shadow_(c.p.buffers.size()), groups_(c) {}
 
-  void on_command(uint32_t id, const Clock& start, const Clock&) override {
+  void on_command(uint32_t id, const Clock& start, const Clock& end) override {
     const TraceCmd& cmd = c_.t.cmds[id];
-    access_all({false, id}, cmd.acc_begin, cmd.acc_end, start);
+    access_all({false, id}, cmd.acc_begin, cmd.acc_end, start, end);
   }
   void on_host(uint32_t h, const Clock& k) override {
     const HostEvent& e = c_.t.host[h];
-    if (e.op == HostOp::Read || e.op == HostOp::Write) access_all({true, h}, e.acc_begin, e.acc_end, k);
+    if (e.op == HostOp::Read || e.op == HostOp::Write) access_all({true, h}, e.acc_begin, e.acc_end, k, k);
   }
 
  private:
   ShadowMemory shadow_;
+  PairGroups groups_;
   std::vector<EventRef> reported_;  // partners already reported for the current event
 
-  void access_all(EventRef ev, uint32_t begin, uint32_t end, const Clock& k) {
+  bool same_agent(EventRef a, EventRef b) const {
+    return a.host == b.host && (a.host || c_.t.cmds[a.id].queue == c_.t.cmds[b.id].queue);
+  }
+  // Every earlier access of the bytes that `start` does not know races with this one, if they
+  // conflict. An earlier access is dropped only when a later one of its own queue dominates it:
+  // its end is known to the later access's end and the later one conflicts with whatever it
+  // conflicts with, so it races with every event the dropped one races with and is later in the
+  // queue's order (the one a group reports). Nothing else is dropped: the findings are exact.
+  void access_all(EventRef ev, uint32_t begin, uint32_t end, const Clock& start, const Clock& end_clock) {
     reported_.clear();
     for (uint32_t a = begin; a < end; ++a) {
       const Access& acc = c_.t.accesses[a];
@@ -38,29 +48,24 @@ class RaceChecker : public Checker {
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
         auto check = [&](auto& list, const char* kind) {
           for (const ShadowAccess& o : list)
-            if (o.ev != ev && !c_.e.known(k, o.ev)) report(o, {ev, a}, kind, lo, seg.hi);
+            if (o.ev != ev && !c_.e.known(start, o.ev)) report(o, {ev, a}, kind, lo, seg.hi);
         };
         check(seg.writers, acc.write ? "WAW" : "RAW");
         if (acc.write) check(seg.readers, "WAR");
-        auto keep_concurrent = [&](auto& list) {
-          list.erase(std::remove_if(list.begin(), list.end(), [&](const ShadowAccess& o) { return o.ev == ev || c_.e.known(k, o.ev); }),
-                     list.end());
+        auto dominated = [&](const ShadowAccess& o) {
+          return o.ev == ev || (same_agent(o.ev, ev) && c_.e.known(end_clock, o.ev));
         };
+        auto drop = [&](auto& list) { list.erase(std::remove_if(list.begin(), list.end(), dominated), list.end()); };
         if (acc.write) {
-          keep_concurrent(seg.writers);
-          keep_concurrent(seg.readers);
-          push(seg.writers, {ev, a});
+          drop(seg.writers);
+          drop(seg.readers);
+          seg.writers.push_back({ev, a});
         } else {
-          keep_concurrent(seg.readers);
-          push(seg.readers, {ev, a});
+          drop(seg.readers);
+          seg.readers.push_back({ev, a});
         }
       });
     }
-  }
-  template <class List>
-  static void push(List& list, ShadowAccess x) {
-    if (list.size() >= ShadowMemory::kKeep) list.erase(list.begin());
-    list.push_back(x);
   }
 
   void report(const ShadowAccess& first, const ShadowAccess& second, const char* kind, uint64_t lo, uint64_t hi) {
@@ -69,14 +74,9 @@ class RaceChecker : public Checker {
     // Primary: the access submitted later; related: the earlier one.
     ShadowAccess later = second, earlier = first;
     if (c_.e.submit_key(first.ev) > c_.e.submit_key(second.ev)) std::swap(later, earlier);
-    if (c_.sink.has("race", c_.loc(later.ev), c_.loc(earlier.ev))) {  // a repeat: count it only
-      Diagnostic d;
-      d.rule = "race";
-      d.loc = c_.loc(later.ev);
-      d.related.push_back({c_.loc(earlier.ev), ""});
-      c_.sink.add(std::move(d), c_.ctx(later.ev));
-      return;
-    }
+    Diagnostic* d = groups_.add(later.ev, earlier.ev);
+    if (!d) return;
+    found_order_[{later.ev, earlier.ev}] = {first.ev, second.ev};
     const Access& la = c_.t.accesses[later.access];
     const Access& ea = c_.t.accesses[earlier.access];
     std::string kindname = kind;
@@ -84,19 +84,21 @@ class RaceChecker : public Checker {
     if (kindname == "RAW" && !ea.write) kindname = "WAR";
     else if (kindname == "WAR" && ea.write) kindname = "RAW";
     const Buffer& buf = c_.p.buffers[la.buffer];
-    Diagnostic d;
-    d.rule = "race";
-    d.severity = Severity::Error;
-    d.loc = c_.loc(later.ev);
-    d.message = kindname + " race on bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of '" + buf.name + "': " +
-                c_.what(later.ev) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier.ev) +
-                " (line " + std::to_string(c_.loc(earlier.ev).line) + ") may still " + (ea.write ? "write" : "read") + " them";
-    d.related.push_back({c_.loc(earlier.ev), "the earlier access: " + c_.what(earlier.ev)});
-    explain(d, earlier.ev, later.ev);
-    pending_fixes_.push_back({earlier.ev, later.ev});
-    witness_pairs_.push_back({first.ev, second.ev});
-    c_.sink.add(std::move(d), c_.ctx(later.ev));
+    d->rule = "race";
+    d->severity = Severity::Error;
+    d->loc = c_.loc(later.ev);
+    d->message = kindname + " race on bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of '" + buf.name + "': " +
+                 c_.what(later.ev) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier.ev) +
+                 " (line " + std::to_string(c_.loc(earlier.ev).line) + ") may still " + (ea.write ? "write" : "read") + " them";
+    d->related.push_back({c_.loc(earlier.ev), "the earlier access: " + c_.what(earlier.ev)});
   }
+  struct PairLess {
+    bool operator()(const std::pair<EventRef, EventRef>& a, const std::pair<EventRef, EventRef>& b) const {
+      auto key = [](EventRef e) { return uint64_t(e.host) << 32 | e.id; };
+      return std::make_pair(key(a.first), key(a.second)) < std::make_pair(key(b.first), key(b.second));
+    }
+  };
+  std::map<std::pair<EventRef, EventRef>, std::pair<EventRef, EventRef>, PairLess> found_order_;  // (later, earlier) -> processing order
 
   // The last wait before `ev` on its queue (or the host's last wait before a host event).
   EventRef nearest_wait(EventRef ev) const {
@@ -137,19 +139,19 @@ class RaceChecker : public Checker {
  public:
   // Fixes are chosen once every write is known, so a suggested wait is checked against all of them.
   void finish() override {
-    for (size_t i = 0; i < pending_fixes_.size(); ++i) {
-      auto [producer, consumer] = pending_fixes_[i];
-      Diagnostic* d = c_.sink.find("race", c_.loc(consumer), c_.loc(producer));
-      if (!d) continue;
-      suggest_fix(*d, producer, consumer);
-      if (c_.witness && i < kMaxWitnesses) d->witness = witness_schedule(c_.t, witness_pairs_[i].first, witness_pairs_[i].second);
-    }
+    size_t witnesses = 0;
+    groups_.flush([&](Diagnostic& d, EventRef later, EventRef earlier) {
+      explain(d, earlier, later);
+      suggest_fix(d, earlier, later);
+      if (c_.witness && witnesses++ < kMaxWitnesses) {
+        auto [a, b] = found_order_.at({later, earlier});
+        d.witness = witness_schedule(c_.t, a, b);
+      }
+    });
   }
 
  private:
   static constexpr size_t kMaxWitnesses = 50;  // each costs a run of the engine
-  std::vector<std::pair<EventRef, EventRef>> pending_fixes_;  // (earlier submitted, later submitted)
-  std::vector<std::pair<EventRef, EventRef>> witness_pairs_;  // (processed first, processed second)
 
   // The value a wait at `consumer` must reach to see write `w`, written the way the source writes
   // it: a loop variable that also encloses the consumer stays a variable, shifted by the

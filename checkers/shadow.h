@@ -1,6 +1,7 @@
 // Shadow memory for the race and visibility rules: per base buffer, an interval map from byte
-// ranges to the recent accesses of those bytes. Accesses arrive in happens-before order (the
-// engine's processing order), so only accesses not yet ordered before a newer one need keeping.
+// ranges to the accesses of those bytes that may still matter. Accesses arrive in happens-before
+// order (the engine's processing order); each rule decides which ones a newer access makes
+// redundant (never merely because the list grew).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -24,7 +25,6 @@ struct ShadowSegment {
 
 class ShadowMemory {
  public:
-  static constexpr size_t kKeep = 8;  // accesses kept per list; older concurrent ones are dropped
   using Map = std::map<uint64_t, ShadowSegment>;  // key: segment start
 
   explicit ShadowMemory(size_t buffers) : maps_(buffers) {}

@@ -3,7 +3,9 @@
 // queue between that write and the read: end(w) -> start(m) and end(m) -> start(r).
 // Copy engines read memory directly (DMA, no cache to invalidate), so only `exec` reads count.
 #include "checkers/checker.h"
-#include "checkers/shadow.h"
+#include <algorithm>
+#include <map>
+#include <memory>
 
 namespace qvet {
 
@@ -12,9 +14,12 @@ namespace {
 class VisibilityChecker : public Checker {
  public:
   explicit VisibilityChecker(const CheckContext& c)
-      : Checker(c), shadow_(c.p.buffers.size()), last_mb_(c.p.queues.size()), has_mb_(c.p.queues.size(), false) {}
+      : Checker(c), maps_(c.p.buffers.size()), last_mb_(c.p.queues.size()), has_mb_(c.p.queues.size(), false), groups_(c) {
+    for (const Device& d : c.p.devices) active_ |= profile_of(d.arch).reads_need_acquire;
+  }
 
   void on_command(uint32_t id, const Clock& start, const Clock&) override {
+    if (!active_) return;
     const TraceCmd& c = c_.t.cmds[id];
     if (c.op == CmdOp::MemoryBarrier) {
       last_mb_[c.queue] = start;
@@ -28,46 +33,113 @@ class VisibilityChecker : public Checker {
       if (!acc.write && need) check_read({false, id}, acc, dev, start);
     }
     for (uint32_t a = c.acc_begin; a < c.acc_end; ++a)
-      if (c_.t.accesses[a].write && c_.t.accesses[a].freed_by == kNone) record_write({false, id}, a);
+      if (c_.t.accesses[a].write && c_.t.accesses[a].freed_by == kNone) record_write({false, id}, a, start);
   }
-  void on_host(uint32_t h, const Clock&) override {
+  void on_host(uint32_t h, const Clock& k) override {
+    if (!active_) return;
     const HostEvent& e = c_.t.host[h];
     if (e.op == HostOp::Write)
       for (uint32_t a = e.acc_begin; a < e.acc_end; ++a)
-        if (c_.t.accesses[a].freed_by == kNone) record_write({true, h}, a);
+        if (c_.t.accesses[a].freed_by == kNone) record_write({true, h}, a, k);
   }
+  void finish() override { groups_.flush(); }
 
  private:
-  ShadowMemory shadow_;  // writers: the last writes of each byte range
+  // A write of some bytes, and the writes of those bytes it hides: those its start knows. A read
+  // that knows the write sees none of them last; a read that does not know it (a race) may still
+  // know one of them, which is then a last write for that read.
+  struct WriteNode {
+    EventRef ev;
+    std::shared_ptr<const Clock> start;
+    std::vector<std::shared_ptr<WriteNode>> hidden;
+  };
+  struct Segment {
+    uint64_t hi;
+    std::vector<std::shared_ptr<WriteNode>> writes;  // not known to any later write of these bytes
+  };
+  using Map = std::map<uint64_t, Segment>;
+  bool active_ = false;  // some profile needs an acquire
+  std::vector<Map> maps_;
   std::vector<Clock> last_mb_;  // per queue: what its latest memory_barrier knew when it started
   std::vector<bool> has_mb_;
+  PairGroups groups_;
 
-  void record_write(EventRef ev, uint32_t a) {
+  template <class F>
+  void for_range(uint32_t buffer, uint64_t lo, uint64_t hi, F&& f) {
+    Map& m = maps_[buffer];
+    for (uint64_t x : {lo, hi}) {
+      auto it = m.upper_bound(x);
+      if (it == m.begin()) continue;
+      --it;
+      if (it->first < x && x < it->second.hi) {
+        Segment right = it->second;
+        it->second.hi = x;
+        m.emplace(x, std::move(right));
+      }
+    }
+    uint64_t pos = lo;
+    auto it = m.lower_bound(lo);
+    while (pos < hi) {
+      if (it == m.end() || it->first > pos) it = m.emplace_hint(it, pos, Segment{it == m.end() ? hi : std::min(hi, it->first), {}});
+      f(it->first, it->second);
+      pos = it->second.hi;
+      ++it;
+    }
+  }
+
+  void record_write(EventRef ev, uint32_t a, const Clock& start) {
     const Access& acc = c_.t.accesses[a];
-    shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, ShadowSegment& seg) {
-      seg.writers.assign(1, {ev, a});
+    auto clock = std::make_shared<const Clock>(start);
+    for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, Segment& seg) {
+      auto node = std::make_shared<WriteNode>(WriteNode{ev, clock, {}});
+      std::vector<std::shared_ptr<WriteNode>> keep;
+      for (auto& w : seg.writes) (w->ev != ev && c_.e.known(start, w->ev) ? node->hidden : keep).push_back(w);
+      keep.push_back(node);
+      seg.writes = std::move(keep);
     });
   }
+
+  // The last writes ordered before a read that starts knowing `start`: the known writes that no
+  // other known write knows.
+  std::vector<const WriteNode*> last_writes(const Segment& seg, const Clock& start) const {
+    std::vector<const WriteNode*> known, stack;
+    for (auto& w : seg.writes) stack.push_back(w.get());
+    while (!stack.empty()) {
+      const WriteNode* w = stack.back();
+      stack.pop_back();
+      if (c_.e.known(start, w->ev)) {
+        if (std::find(known.begin(), known.end(), w) == known.end()) known.push_back(w);
+        continue;
+      }
+      for (auto& h : w->hidden) stack.push_back(h.get());
+    }
+    std::vector<const WriteNode*> last;
+    for (const WriteNode* w : known)
+      if (std::none_of(known.begin(), known.end(), [&](const WriteNode* o) { return o != w && c_.e.known(*o->start, w->ev); }))
+        last.push_back(w);
+    return last;
+  }
+
   void check_read(EventRef r, const Access& acc, uint32_t dev, const Clock& start) {
     uint32_t q = c_.t.cmds[r.id].queue;
-    shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
-      for (const ShadowAccess& w : seg.writers) {
-        if (!c_.e.known(start, w.ev) || c_.agent(w.ev) == dev) continue;  // unordered: a race; same agent: coherent
-        if (has_mb_[q] && c_.e.known(last_mb_[q], w.ev)) continue;
-        Diagnostic d;
+    for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, Segment& seg) {
+      for (const WriteNode* w : last_writes(seg, start)) {
+        if (c_.agent(w->ev) == dev || w->ev == r) continue;  // same agent: coherent
+        if (has_mb_[q] && c_.e.known(last_mb_[q], w->ev)) continue;
+        Diagnostic* dp = groups_.add(r, w->ev);
+        if (!dp) continue;
+        Diagnostic& d = *dp;
         d.rule = "visibility";
         d.severity = Severity::Warning;
         d.loc = c_.loc(r);
-        std::string who = w.ev.host ? "the host" : "device " + c_.p.devices[c_.agent(w.ev)].name;
+        std::string who = w->ev.host ? "the host" : "device " + c_.p.devices[c_.agent(w->ev)].name;
         d.message = c_.what(r) + " reads bytes [" + std::to_string(lo) + ", " + std::to_string(seg.hi) + ") of '" +
                     c_.p.buffers[acc.buffer].name + "' written by " + who + " with no `memory_barrier` on queue " +
                     c_.p.queues[q].name + " after that write: the " + arch_name(c_.p.devices[dev].arch) +
                     " profile needs an acquire, so the read may see stale cached data";
-        d.related.push_back({c_.loc(w.ev), "the write: " + c_.what(w.ev)});
+        d.related.push_back({c_.loc(w->ev), "the write: " + c_.what(w->ev)});
         d.fixes.push_back({"add `memory_barrier` before line " + std::to_string(c_.loc(r).line) + " on queue " + c_.p.queues[q].name,
                            {{c_.loc(r), false, "memory_barrier"}}});
-        c_.sink.add(std::move(d), c_.ctx(r));
-        return;
       }
     });
   }

@@ -12,7 +12,7 @@ Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.si
   qs_.resize(nq_);
   for (uint32_t q = 0; q < nq_; ++q) {
     qs_[q].mode = queue_mode(p_, q);
-    qs_[q].fe = qs_[q].acc = qs_[q].chain_end = Clock(nq_);
+    qs_[q].fe = qs_[q].acc = qs_[q].chain_end = qs_[q].chain_next = Clock(nq_);
   }
   host_clock_ = Clock(nq_);
   cmd_ran_.assign(t.cmds.size(), 0);
@@ -308,10 +308,16 @@ void Engine::kill_agent(uint32_t agent, uint32_t cause) {
 
 // A wait with no candidate: a deadlock of its own, or blocked behind another deadlock when the
 // writes that could satisfy it never run (then it belongs to that deadlock).
-uint32_t Engine::blocked_cause(uint32_t signal, uint64_t v, uint64_t mask) const {
-  for (const SignalWrite& w : writes_[signal])
-    if (!w.processed && (w.value & mask) >= v && write_dead(w))
-      return w.agent == kHostAgent ? host_dead_cause_ : queue_dead_cause_[w.agent];
+uint32_t Engine::blocked_cause(EventRef wait, uint32_t signal, uint64_t v, uint64_t mask) const {
+  uint32_t own = wait.host ? kHostAgent : t_.cmds[wait.id].queue;
+  for (const SignalWrite& w : writes_[signal]) {
+    // Writes that come after the wait anyway could never have satisfied it.
+    if (w.agent == own || (wait.host && !w.event.host && t_.cmds[w.event.id].submit > wait.id)) continue;
+    if (!w.processed && (w.value & mask) >= v && write_dead(w)) {
+      bool queue_dead = w.agent != kHostAgent && qs_[w.agent].dead;
+      return queue_dead ? queue_dead_cause_[w.agent] : host_dead_cause_;  // else its submit never runs
+    }
+  }
   return kNone;
 }
 
@@ -332,7 +338,7 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, uint32_t signal, u
     unforceable_.push_back({w, epoch(signal)});
     return WaitStep::Blocked;
   }
-  uint32_t cause = blocked_cause(signal, v, mask);
+  uint32_t cause = blocked_cause(w, signal, v, mask);
   if (cause == kNone) {
     cause = uint32_t(deadlocks_.size());
     deadlocks_.push_back({{w}, false, 0, 0});
@@ -354,7 +360,7 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
     start.see_host(c.submit);
   }
   bool chained = st.mode == Mode::Chained;
-  if (chained && c.op == CmdOp::Exec && st.chain_valid) start.join(st.chain_end);
+  if (chained && c.op == CmdOp::Exec && st.chain_valid) start.join(st.chain_next);
   Clock end = start;
   bool release = false;
   switch (c.op) {
@@ -386,9 +392,10 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
                 c.op == CmdOp::MemoryBarrier || (chained && !release && (c.op == CmdOp::Signal || c.op == CmdOp::Timestamp));
   st.fe = blocks ? end : start;
   if (chained) {
+    if (release) st.chain_next.join(end);  // the release ends with its exec: the chain goes on through it
     if (c.op == CmdOp::Exec) {
       st.chain_valid = true;
-      st.chain_end = end;
+      st.chain_end = st.chain_next = end;
       st.releases_left = 2;
     } else if (c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) {
       st.chain_valid = false;

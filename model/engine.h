@@ -104,6 +104,7 @@ class Engine {
     Clock acc;             // join of the ends of every command so far (what a WFI release waits for)
     bool chain_valid = false;  // chained: the last non-signal command was an exec
     Clock chain_end;           // chained: that exec's end
+    Clock chain_next;          // chained: what the next exec of the chain waits for (the exec and its releases)
     int releases_left = 0;     // chained: release signals the exec can still carry
     bool dead = false;
     bool forced = false;   // unstick: resolve the head wait with the writes already made
@@ -124,7 +125,7 @@ class Engine {
   // resolved (`learned` holds what its end learns), or dead (a deadlock, or blocked behind one).
   WaitStep try_wait(EventRef w, uint32_t agent, uint32_t signal, uint64_t v, uint64_t mask, bool& forced,
                     uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs);
-  uint32_t blocked_cause(uint32_t signal, uint64_t v, uint64_t mask) const;
+  uint32_t blocked_cause(EventRef wait, uint32_t signal, uint64_t v, uint64_t mask) const;
   struct StuckNode {
     EventRef wait;
     uint32_t agent, signal;

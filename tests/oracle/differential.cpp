@@ -2,6 +2,7 @@
 // oracle; their findings (rule, primary line, related line) must be identical.
 //
 //   qvet_differential [--seed S] [--count N] [--print] [--save DIR]
+//   qvet_differential --files FILE...     (param-free programs, e.g. the corpus)
 //
 // Program k uses seed S + k, so a failure reproduces with `--seed S+k --count 1 --print`.
 // `--save DIR` writes each disagreeing program there (to be kept as a corpus program).
@@ -42,23 +43,30 @@ int main(int argc, char** argv) {
   uint64_t seed = 1, count = 2000;
   bool print = false;
   std::string save;
+  std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "--count" && i + 1 < argc) count = std::stoull(argv[++i]);
     else if (a == "--print") print = true;
     else if (a == "--save" && i + 1 < argc) save = argv[++i];
+    else if (a == "--files") files.assign(argv + i + 1, argv + argc), i = argc;
     else {
       std::cerr << "usage: qvet_differential [--seed S] [--count N] [--print] [--save DIR]\n";
       return 2;
     }
   }
-  std::cout << "differential: seed " << seed << ", " << count << " programs\n";
+  if (!files.empty()) count = files.size();
+  else std::cout << "differential: seed " << seed << ", " << count << " programs\n";
   uint64_t agree = 0, disagree = 0;
   for (uint64_t k = 0; k < count; ++k) {
-    std::string text = oracle::random_program(seed + k);
+    std::string text = oracle::random_program(seed + k), name = "random.hcq";
+    if (!files.empty()) {
+      name = files[k];
+      if (!read_file(name, text)) text.clear();
+    }
     SourceSet src;
-    LoadResult r = load_program_text(src, "random.hcq", text);
+    LoadResult r = load_program_text(src, name, text);
     std::vector<oracle::Finding> mine, theirs;
     std::string error;
     if (!r.program) {
@@ -74,10 +82,10 @@ int main(int argc, char** argv) {
     }
     bool ok = error.empty() && mine == theirs;
     if (print || !ok) {
-      std::cout << "--- seed " << seed + k << (ok ? " agrees" : " DISAGREES") << "\n";
+      std::cout << "--- " << (files.empty() ? "seed " + std::to_string(seed + k) : name) << (ok ? " agrees" : " DISAGREES") << "\n";
       if (!error.empty()) std::cout << "input error (a generator bug): " << error << "\n";
       std::cout << "qvet:   " << join(mine) << "\noracle: " << join(theirs) << "\n";
-      if (!ok || print) {
+      if ((!ok || print) && files.empty()) {
         int n = 0;
         for (size_t p = 0, q; p < text.size(); p = q + 1) {
           q = text.find('\n', p);

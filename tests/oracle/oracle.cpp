@@ -114,6 +114,7 @@ class Oracle {
       Mode m = queue_mode(p_, q);
       const auto& list = t_.queue_cmds[q];
       long chain = -1;       // chained: the exec the next exec or release follows
+      std::vector<uint32_t> chain_releases;  // ... and its releases, which end with it
       int releases = 0;      // chained: releases that exec can still carry
       long blocker = -1;     // the latest command that blocks the front end until it ends
       for (size_t i = 0; i < list.size(); ++i) {
@@ -134,6 +135,7 @@ class Oracle {
           case CmdOp::Timestamp:
             if (m == Mode::Chained && chain >= 0 && releases > 0) {
               edge(2 * size_t(chain) + 1, 2 * id + 1);  // the exec's release: ends with the exec
+              chain_releases.push_back(id);
               --releases;
             } else {
               after_all_earlier();
@@ -142,16 +144,22 @@ class Oracle {
             }
             break;
           case CmdOp::Exec:
-            if (m == Mode::Chained && chain >= 0) edge(2 * size_t(chain) + 1, 2 * id);
+            if (m == Mode::Chained && chain >= 0) {
+              // The release ends with its exec, so the chain goes on through it too.
+              edge(2 * size_t(chain) + 1, 2 * id);
+              for (uint32_t r : chain_releases) edge(2 * r + 1, 2 * id);
+            }
             break;
           case CmdOp::Copy: break;
         }
         if (c.op == CmdOp::Exec) {
           chain = id;
           releases = 2;
+          chain_releases.clear();
         } else if (c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) {
           chain = -1;
           releases = 0;
+          chain_releases.clear();
         }
         if (blocks) blocker = id;
       }
@@ -254,68 +262,78 @@ class Oracle {
   }
 
   // The least fixed point: from no wait ordering, add what every wait gains until nothing
-  // changes. A deadlock found on the way kills what it blocks, and the iteration starts again.
+  // changes. Waits with no candidate, or whose ends lie on a cycle, never end; once the relation
+  // is stable they are killed in submission order (a wait that an earlier deadlock already keeps
+  // from running is not a deadlock of its own), and the iteration starts again without them.
   void fixed_point() {
     while (true) {
       wait_pred_.assign(waits_.size(), Bits(n_));
-      bool restart = false;
-      while (!restart) {
+      std::vector<std::vector<size_t>> groups;  // deadlocked waits: one wait, or a cycle's waits
+      std::vector<bool> stuck(waits_.size(), false);
+      while (true) {
         closure();
-        // Waits whose ends lie on a cycle: one finding per strongly connected component.
-        std::vector<bool> done(waits_.size(), false);
+        bool changed = false;
         for (size_t i = 0; i < waits_.size(); ++i) {
           size_t ei = E(waits_[i].ev);
-          if (done[i] || dead(waits_[i].ev) || !hb(ei, ei)) continue;
-          std::vector<Ev> group;
+          if (stuck[i] || dead(waits_[i].ev) || !hb(ei, ei)) continue;
+          std::vector<size_t> group;
           for (size_t j = i; j < waits_.size(); ++j) {
             size_t ej = E(waits_[j].ev);
-            if (!done[j] && !dead(waits_[j].ev) && (j == i || (hb(ei, ej) && hb(ej, ei)))) {
-              done[j] = true;
-              group.push_back(waits_[j].ev);
-            }
+            if (!stuck[j] && !dead(waits_[j].ev) && (j == i || (hb(ei, ej) && hb(ej, ei)))) stuck[j] = true, group.push_back(j);
           }
-          report_deadlock(group);
-          restart = true;
-        }
-        if (restart) {
-          for (size_t i = 0; i < waits_.size(); ++i)
-            if (done[i]) kill(waits_[i].ev);
-          break;
+          groups.push_back(group);
+          changed = true;
         }
         compute_words();
         res_.assign(waits_.size(), {});
-        std::vector<size_t> unsat;
+        std::vector<Bits> next = wait_pred_;
         for (size_t i = 0; i < waits_.size(); ++i) {
-          if (dead(waits_[i].ev)) continue;
+          if (dead(waits_[i].ev) || stuck[i]) continue;
           res_[i] = candidates(i);
-          if (res_[i].cands.empty() && !res_[i].initial) unsat.push_back(i);
-        }
-        if (!unsat.empty()) {
-          // In submission order, so a wait that an earlier deadlock already blocks is not a root.
-          std::sort(unsat.begin(), unsat.end(), [&](size_t a, size_t b) { return submit_key(waits_[a].ev) < submit_key(waits_[b].ev); });
-          for (size_t i : unsat) {
-            if (dead(waits_[i].ev)) continue;
-            if (!blocked(i)) report_deadlock({waits_[i].ev});
-            kill(waits_[i].ev);
+          if (res_[i].cands.empty() && !res_[i].initial) {
+            stuck[i] = true;
+            groups.push_back({i});
+            changed = true;
+            continue;
           }
-          restart = true;
-          break;
-        }
-        std::vector<Bits> next(waits_.size(), Bits(n_));
-        for (size_t i = 0; i < waits_.size(); ++i) {
-          if (dead(waits_[i].ev) || res_[i].initial) continue;
+          next[i] = Bits(n_);
           bool first = true;
           for (size_t c : res_[i].cands) {
+            if (res_[i].initial) break;
             Bits b = reach_[E(writes_[c].ev)];
             b.set(E(writes_[c].ev));
             if (first) next[i] = b, first = false;
             else next[i] &= b;
           }
         }
-        if (next == wait_pred_) return;
+        if (!changed && next == wait_pred_) break;
         wait_pred_ = std::move(next);
       }
+      if (groups.empty()) return;
+      auto first_key = [&](const std::vector<size_t>& g) {
+        uint64_t k = UINT64_MAX;
+        for (size_t i : g) k = std::min(k, submit_key(waits_[i].ev));
+        return k;
+      };
+      std::sort(groups.begin(), groups.end(), [&](auto& a, auto& b) { return first_key(a) < first_key(b); });
+      for (auto& g : groups) {
+        // A member that another member keeps from running (later on its queue, or submitted after
+        // a host wait of the group) never starts: the cycle is reported at the waits that block.
+        std::vector<Ev> live;
+        for (size_t i : g)
+          if (!dead(waits_[i].ev) && std::none_of(g.begin(), g.end(), [&](size_t k) { return k != i && blocks(waits_[k].ev, waits_[i].ev); }))
+            live.push_back(waits_[i].ev);
+        if (live.empty()) continue;
+        if (!(live.size() == 1 && blocked(g[0]))) report_deadlock(live);
+        for (size_t i : g) kill(waits_[i].ev);
+      }
     }
+  }
+  // Whether wait `k` dying keeps event `e` from running.
+  bool blocks(const Ev& k, const Ev& e) const {
+    uint32_t e_submit = e.host ? e.id : t_.cmds[e.id].submit;
+    if (k.host) return e_submit > k.id || (e.host && e.id > k.id);
+    return !e.host && t_.cmds[e.id].queue == t_.cmds[k.id].queue && t_.cmds[e.id].index > t_.cmds[k.id].index;
   }
   // A wait whose only possible writes never run belongs to the deadlock that blocks them.
   bool blocked(size_t i) const {

@@ -36,12 +36,15 @@ class RaceChecker : public Checker {
     return a.host == b.host && (a.host || c_.t.cmds[a.id].queue == c_.t.cmds[b.id].queue);
   }
   // Every earlier access of the bytes that `start` does not know races with this one, if they
-  // conflict. An earlier access is dropped only when a later one of its own queue dominates it:
-  // its end is known to the later access's end and the later one conflicts with whatever it
-  // conflicts with, so it races with every event the dropped one races with and is later in the
-  // queue's order (the one a group reports). Nothing else is dropped: the findings are exact.
+  // conflict. An earlier access is dominated by a later one of its own queue when its end is
+  // known to the later access's end and the later one conflicts with whatever it conflicts with:
+  // every event that races with it races with the later one too, and the later one is later in
+  // the queue's order (the one a group reports). It is dropped only once every event still to come
+  // is submitted after the later one, so both findings have the same primary and group; nothing
+  // else is dropped, so the findings are exact.
   void access_all(EventRef ev, uint32_t begin, uint32_t end, const Clock& start, const Clock& end_clock) {
     reported_.clear();
+    uint64_t key = c_.e.submit_key(ev);
     for (uint32_t a = begin; a < end; ++a) {
       const Access& acc = c_.t.accesses[a];
       if (acc.freed_by != kNone) continue;  // use-after-free reports it; the memory may be another buffer's
@@ -52,16 +55,20 @@ class RaceChecker : public Checker {
         };
         check(seg.writers, acc.write ? "WAW" : "RAW");
         if (acc.write) check(seg.readers, "WAR");
-        auto dominated = [&](const ShadowAccess& o) {
-          return o.ev == ev || (same_agent(o.ev, ev) && c_.e.known(end_clock, o.ev));
+        auto hide = [&](auto& list) {
+          for (ShadowAccess& o : list)
+            if (o.ev == ev || (same_agent(o.ev, ev) && c_.e.known(end_clock, o.ev))) o.hidden_by = std::min(o.hidden_by, key);
+          if (list.size() > 4) {  // now and then: drop what no event still to come can separate
+            uint64_t pending = c_.e.min_pending_key();
+            list.erase(std::remove_if(list.begin(), list.end(), [&](const ShadowAccess& o) { return o.hidden_by < pending; }), list.end());
+          }
         };
-        auto drop = [&](auto& list) { list.erase(std::remove_if(list.begin(), list.end(), dominated), list.end()); };
         if (acc.write) {
-          drop(seg.writers);
-          drop(seg.readers);
+          hide(seg.writers);
+          hide(seg.readers);
           seg.writers.push_back({ev, a});
         } else {
-          drop(seg.readers);
+          hide(seg.readers);
           seg.readers.push_back({ev, a});
         }
       });

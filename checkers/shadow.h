@@ -15,7 +15,8 @@ namespace qvet {
 
 struct ShadowAccess {
   EventRef ev;
-  uint32_t access;  // Trace::accesses index
+  uint32_t access;                   // Trace::accesses index
+  uint64_t hidden_by = UINT64_MAX;  // race: submit key of a later access of its queue that dominates it
 };
 
 struct ShadowSegment {

@@ -83,6 +83,13 @@ uint64_t Engine::word_mask(uint32_t agent, bool wait) const {
   return width_mask(wait ? wait_width(p_, agent) : signal_width(p_, agent));
 }
 
+uint64_t Engine::min_pending_key() const {
+  uint64_t k = host_pos_ < t_.host.size() ? submit_key({true, uint32_t(host_pos_)}) : UINT64_MAX;
+  for (uint32_t q = 0; q < nq_; ++q)
+    if (qs_[q].pos < t_.queue_cmds[q].size()) k = std::min(k, submit_key({false, t_.queue_cmds[q][qs_[q].pos]}));
+  return k;
+}
+
 const WaitResolution* Engine::resolution(EventRef w) const {
   uint32_t r = w.host ? host_resolution_[w.id] : cmd_resolution_[w.id];
   return r == kNone ? nullptr : &resolutions_[r];
@@ -197,6 +204,14 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
       if (j > 0) lower_known.push_back(aw.idx[j - 1]);
     } else {
       any_known |= knows_any_write(start, s, aw);
+      // Its known lower writes may overwrite other agents' candidates too; one that follows all
+      // earlier writes of the queue hides the ones before it.
+      for (size_t j = n, looked = 0; j-- > 0 && looked++ < kMaxChainedScan;) {
+        uint32_t i = aw.idx[j];
+        if (match(i) || !known_write(i)) continue;
+        lower_known.push_back(i);
+        if (ws[i].follows_all_prev) break;
+      }
     }
   }
   // A known candidate is overwritten when a known lower write comes after it.
@@ -228,19 +243,15 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
     } else {
       // A chained queue's releases may finish out of order: every processed write counts, back to
       // a known lower write that follows all earlier writes of the queue (it overwrites them).
-      std::vector<uint32_t> lower = lower_known;
       size_t taken = 0, looked = 0;
       for (size_t j = n; j-- > 0 && taken < kMaxChainedCandidates && looked++ < kMaxChainedScan;) {
         uint32_t i = aw.idx[j];
         bool kn = known_write(i);
         if (!match(i)) {
-          if (kn) {
-            lower.push_back(i);
-            if (ws[i].follows_all_prev) break;
-          }
+          if (kn && ws[i].follows_all_prev) break;
           continue;
         }
-        if (kn && overwritten(i, lower)) continue;
+        if (kn && overwritten(i, lower_known)) continue;
         add(i, kn);
         ++taken;
       }

@@ -263,8 +263,9 @@ class Oracle {
 
   // The least fixed point: from no wait ordering, add what every wait gains until nothing
   // changes. Waits with no candidate, or whose ends lie on a cycle, never end; once the relation
-  // is stable they are killed in submission order (a wait that an earlier deadlock already keeps
-  // from running is not a deadlock of its own), and the iteration starts again without them.
+  // is stable, the first of them in submission order is killed with all it blocks, and the
+  // iteration starts again (a wait that an earlier deadlock keeps from running, or whose writes
+  // it kills, is not a deadlock of its own).
   void fixed_point() {
     while (true) {
       wait_pred_.assign(waits_.size(), Bits(n_));
@@ -316,6 +317,32 @@ class Oracle {
         return k;
       };
       std::sort(groups.begin(), groups.end(), [&](auto& a, auto& b) { return first_key(a) < first_key(b); });
+      // A deadlocked wait may itself never run: a wait before it may never end because of another
+      // deadlock. Threatened: the stuck waits, and (to a fixed point) every wait whose candidates
+      // all lie after a threatened wait. A group goes first only if no wait before its members
+      // (other than its own) is threatened: it is a root, whatever the others turn out to be.
+      std::vector<bool> threatened = stuck;
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t i = 0; i < waits_.size(); ++i) {
+          if (threatened[i] || dead(waits_[i].ev)) continue;
+          bool all = !res_[i].initial;
+          for (size_t c : res_[i].cands)
+            all = all && std::any_of(waits_.begin(), waits_.end(), [&](const WaitInfo& w) {
+                    size_t k = size_t(&w - waits_.data());
+                    return threatened[k] && hb(E(w.ev), E(writes_[c].ev));
+                  });
+          if (all) threatened[i] = grew = true;
+        }
+      }
+      auto held = [&](const std::vector<size_t>& g) {
+        for (size_t k = 0; k < waits_.size(); ++k)
+          if (threatened[k] && std::find(g.begin(), g.end(), k) == g.end())
+            for (size_t i : g)
+              if (hb(E(waits_[k].ev), S(waits_[i].ev)) || blocks(waits_[k].ev, waits_[i].ev)) return true;
+        return false;
+      };
+      std::stable_partition(groups.begin(), groups.end(), [&](auto& g) { return !held(g); });
       for (auto& g : groups) {
         // A member that another member keeps from running (later on its queue, or submitted after
         // a host wait of the group) never starts: the cycle is reported at the waits that block.
@@ -326,6 +353,7 @@ class Oracle {
         if (live.empty()) continue;
         if (!(live.size() == 1 && blocked(g[0]))) report_deadlock(live);
         for (size_t i : g) kill(waits_[i].ev);
+        break;  // the first one only: what it kills may block the others, which the next pass sees
       }
     }
   }

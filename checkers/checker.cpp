@@ -148,10 +148,6 @@ class Fanout : public EngineObserver {
 }  // namespace
 
 CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, bool witness) {
-  auto engine = std::make_unique<Engine>(t);
-  DiagnosticSink sink(t);
-  CheckContext ctx{*t.program, t, *engine, sink, witness};
-  std::vector<std::unique_ptr<Checker>> cs;
   using Make = std::unique_ptr<Checker> (*)(const CheckContext&);
   const std::pair<const char*, Make> all[] = {
       {"race", make_race_checker},           {"deadlock", make_deadlock_checker},
@@ -160,12 +156,31 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
       {"engine", make_engine_checker},       {"visibility", make_visibility_checker},
       {"signal-race", make_signal_race_checker}, {"stale-wait", make_stale_wait_checker},
       {"redundant-wait", make_redundant_wait_checker}};
-  for (auto& [id, make] : all)
-    if (rules.empty() || std::find(rules.begin(), rules.end(), id) != rules.end()) cs.push_back(make(ctx));
-  Fanout fan(cs);
-  engine->run(fan);
-  for (auto& c : cs) c->finish();
-  return {sink.take(), std::move(engine)};
+  // The engine reaches the least fixed point in rounds (Engine::refine); the checkers observe
+  // the last one. Each round only adds ordering; kMaxRounds bounds the rounds, and reaching it
+  // is said in a note.
+  constexpr int kMaxRounds = 64;
+  Engine::Overrides overrides;
+  for (int round = 1;; ++round) {
+    auto engine = std::make_unique<Engine>(t, std::move(overrides));
+    DiagnosticSink sink(t);
+    CheckContext ctx{*t.program, t, *engine, sink, witness};
+    std::vector<std::unique_ptr<Checker>> cs;
+    for (auto& [id, make] : all)
+      if (rules.empty() || std::find(rules.begin(), rules.end(), id) != rules.end()) cs.push_back(make(ctx));
+    Fanout fan(cs);
+    engine->run(fan);
+    bool changed = false;
+    overrides = engine->refine(changed);
+    if (changed && round < kMaxRounds) continue;
+    for (auto& c : cs) c->finish();
+    std::vector<Diagnostic> ds = sink.take();
+    if (changed)
+      ds.insert(ds.begin(), Diagnostic{"input", Severity::Note,
+                                       "the wait ordering did not reach its fixed point in " + std::to_string(kMaxRounds) +
+                                           " rounds: findings may be too many (never too few)", {}, {}, {}, {}, {}});
+    return {std::move(ds), std::move(engine)};
+  }
 }
 
 }  // namespace qvet

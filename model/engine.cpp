@@ -8,7 +8,8 @@
 namespace qvet {
 
 
-Engine::Engine(const Trace& t) : t_(t), p_(*t.program), nq_(t.program->queues.size()) {
+Engine::Engine(const Trace& t, Overrides overrides)
+    : overrides_(std::move(overrides)), t_(t), p_(*t.program), nq_(t.program->queues.size()) {
   qs_.resize(nq_);
   for (uint32_t q = 0; q < nq_; ++q) {
     qs_[q].mode = queue_mode(p_, q);
@@ -167,7 +168,7 @@ bool Engine::resolvable(EventRef w, uint32_t s, uint64_t v, uint64_t mask, uint3
 }
 
 bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
-                     EngineObserver& obs) {
+                     EngineObserver& obs, bool forced) {
   WaitResolution r{w, s, v, mask, {}, false, {}, true};
   const auto& ws = writes_[s];
   auto add = [&](uint32_t idx, bool known) {
@@ -266,12 +267,62 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
     }
   }
   bool ok = r.initial_candidate || !r.candidates.empty();
+  if (ok && forced) resolve_forced(w, s, v, mask, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
   resolutions_.push_back(std::move(r));
   if (ok) obs.on_wait(resolutions_.back());
   return ok;
+}
+
+void Engine::resolve_forced(const EventRef& w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start,
+                            WaitResolution& r, Clock& learned) {
+  if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) {
+    r.candidates = it->second.candidates;
+    r.initial_candidate = it->second.initial;
+    r.candidate_known.clear();
+    for (uint32_t c : r.candidates) r.candidate_known.push_back(writes_[s][c].processed && known(start, writes_[s][c].event));
+    learned = it->second.learned;
+  } else if (!r.initial_candidate) {
+    // A held-back write will know at least what its agent's front end knows now.
+    uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
+    for (const AgentWrites& aw : by_agent_[s])
+      if (aw.agent != own && pending_candidate(w, s, aw, v, mask) != kNone) learned.meet(aw.agent == kHostAgent ? host_clock_ : qs_[aw.agent].fe);
+  }
+  forced_.push_back({w, s, v, mask, start, learned, r.candidates, r.initial_candidate});
+}
+
+Engine::Overrides Engine::refine(bool& changed) const {
+  changed = false;
+  Overrides out;
+  for (const Forced& f : forced_) {
+    const auto& ws = writes_[f.signal];
+    Override o;
+    bool any_before = false;
+    for (uint32_t c = 0; c < ws.size(); ++c) {
+      const SignalWrite& x = ws[c];
+      if (!x.processed) continue;  // never ran
+      if (known(f.start, x.event)) any_before = true;
+      if ((x.value & f.mask) < f.v || known(*x.end, f.wait)) continue;  // too small, or after the wait
+      bool overwritten = false;
+      for (const SignalWrite& d : ws)
+        if (d.processed && (d.value & f.mask) < f.v && known(f.start, d.event) && known(*d.end, x.event)) overwritten = true;
+      if (!overwritten) o.candidates.push_back(c);
+    }
+    o.initial = (init_[f.signal] & f.mask) >= f.v && !any_before;
+    o.learned = Clock(nq_);
+    if (!o.initial)
+      for (size_t i = 0; i < o.candidates.size(); ++i) {
+        if (i == 0) o.learned = *ws[o.candidates[0]].end;
+        else o.learned.meet(*ws[o.candidates[i]].end);
+      }
+    std::vector<uint32_t> used = f.candidates;
+    std::sort(used.begin(), used.end());
+    if (!(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || used != o.candidates || o.initial != f.initial) changed = true;
+    out[event_key(f.wait)] = std::move(o);
+  }
+  return out;
 }
 
 void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
@@ -342,7 +393,7 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, uint32_t signal, u
   }
   bool was_forced = forced;
   forced = false;
-  if (resolve(w, signal, v, mask, start, learned, obs)) return WaitStep::Resolved;
+  if (resolve(w, signal, v, mask, start, learned, obs, was_forced)) return WaitStep::Resolved;
   // Forced by unstick, but every write made so far is overwritten: it still needs a pending one.
   if (was_forced && !resolvable(w, signal, v, mask, blocker)) {
     blocked_at = epoch(signal);

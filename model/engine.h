@@ -13,6 +13,7 @@
 // same rules, which live here and in model/profile.h only.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,8 +70,25 @@ class EngineObserver {
 
 class Engine {
  public:
-  explicit Engine(const Trace& t);
+  // What a forced wait (below) learns, from an earlier run's clocks.
+  struct Override {
+    Clock learned;
+    std::vector<uint32_t> candidates;  // indices into writes(signal)
+    bool initial = false;
+  };
+  using Overrides = std::map<uint64_t, Override>;  // key: event_key(wait)
+  static uint64_t event_key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
+
+  explicit Engine(const Trace& t, Overrides overrides = {});
   void run(EngineObserver& obs);
+  // The least fixed point of the wait rule. When every agent is stuck on waits that each could be
+  // released by a write already made or by one held back behind another of them, one of them is
+  // forced: it is resolved before the held-back writes exist. Its ordering is then computed from
+  // below (what the fronts of the agents holding candidates already know), and after the run
+  // `refine` recomputes it from the final clocks of all its candidates. Until that changes
+  // nothing, the run is repeated with the refined orderings (check_trace does this): each round
+  // only adds ordering, so it stops at the least fixed point, as semantics.md asks.
+  Overrides refine(bool& changed) const;
 
   const Trace& trace() const { return t_; }
   bool ran(EventRef e) const { return e.host ? host_ran_[e.id] : cmd_ran_[e.id]; }
@@ -119,7 +137,20 @@ class Engine {
   bool resolvable(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, uint32_t& blocker) const;
   // Resolves a wait: candidates and the clock its end learns. False when it has no candidate.
   bool resolve(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
-               EngineObserver& obs);
+               EngineObserver& obs, bool forced);
+  // A forced wait's resolution: the override from an earlier run, or a lower bound of it.
+  void resolve_forced(const EventRef& w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start,
+                      WaitResolution& r, Clock& learned);
+  struct Forced {
+    EventRef wait;
+    uint32_t signal;
+    uint64_t v, mask;
+    Clock start, learned;
+    std::vector<uint32_t> candidates;
+    bool initial;
+  };
+  Overrides overrides_;
+  std::vector<Forced> forced_;
   void record_write(uint32_t signal, size_t index, const Clock& end);
   bool write_dead(const SignalWrite& w) const;
   void unstick();

@@ -28,6 +28,8 @@ std::vector<oracle::Finding> qvet_findings(const std::vector<Diagnostic>& ds) {
     out.push_back({d.rule, d.loc.line, rel});
   }
   std::sort(out.begin(), out.end());
+  // Notes are compared by rule and line (the oracle does not choose their related location).
+  out.erase(std::unique(out.begin(), out.end(), [](auto& a, auto& b) { return a == b && a.related == 0; }), out.end());
   return out;
 }
 

@@ -293,7 +293,7 @@ class Oracle {
           res_[i] = candidates(i);
           if (res_[i].cands.empty() && !res_[i].initial) {
             stuck[i] = true;
-            groups.push_back({i});
+            groups.push_back(cycle_of(i, stuck));
             changed = true;
             continue;
           }
@@ -356,6 +356,23 @@ class Oracle {
         break;  // the first one only: what it kills may block the others, which the next pass sees
       }
     }
+  }
+  // A wait with no candidate, and the waits it is caught in a cycle with: those that start
+  // without it but end only after it, and before a write that it would have taken (a write it
+  // cannot take because that write comes after its own end through them).
+  std::vector<size_t> cycle_of(size_t i, std::vector<bool>& stuck) const {
+    std::vector<size_t> group{i};
+    const WaitInfo& W = waits_[i];
+    size_t ew = E(W.ev);
+    for (size_t j = 0; j < waits_.size(); ++j) {
+      const WaitInfo& O = waits_[j];
+      if (j == i || stuck[j] || dead(O.ev) || !hb(ew, E(O.ev)) || hb(ew, S(O.ev))) continue;
+      bool takes = std::any_of(writes_.begin(), writes_.end(), [&](const Write& w) {
+        return w.signal == W.signal && !dead(w.ev) && (w.word & W.mask) >= W.v && hb(E(O.ev), E(w.ev));
+      });
+      if (takes) stuck[j] = true, group.push_back(j);
+    }
+    return group;
   }
   // Whether wait `k` dying keeps event `e` from running.
   bool blocks(const Ev& k, const Ev& e) const {

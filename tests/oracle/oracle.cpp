@@ -310,6 +310,7 @@ class Oracle {
         if (!changed && next == wait_pred_) break;
         wait_pred_ = std::move(next);
       }
+      if (groups.empty()) groups = stuck_cycles(stuck);
       if (groups.empty()) return;
       auto first_key = [&](const std::vector<size_t>& g) {
         uint64_t k = UINT64_MAX;
@@ -317,30 +318,12 @@ class Oracle {
         return k;
       };
       std::sort(groups.begin(), groups.end(), [&](auto& a, auto& b) { return first_key(a) < first_key(b); });
-      // A deadlocked wait may itself never run: a wait before it may never end because of another
-      // deadlock. Threatened: the stuck waits, and (to a fixed point) every wait whose candidates
-      // all lie after a threatened wait. A group goes first only if no wait before its members
-      // (other than its own) is threatened: it is a root, whatever the others turn out to be.
-      std::vector<bool> threatened = stuck;
-      for (bool grew = true; grew;) {
-        grew = false;
-        for (size_t i = 0; i < waits_.size(); ++i) {
-          if (threatened[i] || dead(waits_[i].ev)) continue;
-          bool all = !res_[i].initial;
-          for (size_t c : res_[i].cands)
-            all = all && std::any_of(waits_.begin(), waits_.end(), [&](const WaitInfo& w) {
-                    size_t k = size_t(&w - waits_.data());
-                    return threatened[k] && hb(E(w.ev), E(writes_[c].ev));
-                  });
-          if (all) threatened[i] = grew = true;
-        }
-      }
+      // A deadlocked wait may itself never start: a wait before it may never end because of
+      // another deadlock. A group goes first only if all its waits can start: it is a root,
+      // whatever the others turn out to be.
+      std::vector<char> can = runnable();
       auto held = [&](const std::vector<size_t>& g) {
-        for (size_t k = 0; k < waits_.size(); ++k)
-          if (threatened[k] && std::find(g.begin(), g.end(), k) == g.end())
-            for (size_t i : g)
-              if (hb(E(waits_[k].ev), S(waits_[i].ev)) || blocks(waits_[k].ev, waits_[i].ev)) return true;
-        return false;
+        return std::any_of(g.begin(), g.end(), [&](size_t i) { return !can[S(waits_[i].ev)]; });
       };
       std::stable_partition(groups.begin(), groups.end(), [&](auto& g) { return !held(g); });
       for (auto& g : groups) {
@@ -356,6 +339,63 @@ class Oracle {
         break;  // the first one only: what it kills may block the others, which the next pass sees
       }
     }
+  }
+  // Waits that no run can release although each has candidates: every candidate lies behind
+  // another such wait (three waits, each released by a write behind one of the other two, never
+  // move; the intersection of the wait rule alone does not see it). Which events can happen is a
+  // least fixed point of its own, from nothing: an event can happen once its predecessors can, a
+  // wait once one of its candidates can. The waits that can start but never end are the heads;
+  // each sink component of "a candidate of W lies behind head W2" among them is one cycle.
+  std::vector<char> runnable() const {
+    std::vector<int> wait_of_end(n_, -1);
+    for (size_t i = 0; i < waits_.size(); ++i) wait_of_end[E(waits_[i].ev)] = int(i);
+    auto node_dead = [&](size_t x) { return x / 2 < nc_ ? dead_cmd_[x / 2] : dead_host_[x / 2 - nc_]; };
+    std::vector<char> can(n_, 0);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t x = 0; x < n_; ++x) {
+        if (can[x] || node_dead(x)) continue;
+        bool ok = true;
+        for (size_t y = 0; y < n_ && ok; ++y) ok = !base_[x].get(y) || can[y];
+        int w = wait_of_end[x];
+        if (ok && w >= 0 && !res_[size_t(w)].initial)
+          ok = std::any_of(res_[size_t(w)].cands.begin(), res_[size_t(w)].cands.end(), [&](size_t c) { return can[E(writes_[c].ev)] != 0; });
+        if (ok) can[x] = 1, grew = true;
+      }
+    }
+    return can;
+  }
+  std::vector<std::vector<size_t>> stuck_cycles(std::vector<bool>& stuck) const {
+    std::vector<char> can = runnable();
+    std::vector<size_t> heads;
+    for (size_t i = 0; i < waits_.size(); ++i)
+      if (!dead(waits_[i].ev) && !stuck[i] && can[S(waits_[i].ev)] && !can[E(waits_[i].ev)]) heads.push_back(i);
+    size_t h = heads.size();
+    std::vector<std::vector<bool>> path(h, std::vector<bool>(h, false));  // path[a][b]: a waits, through its candidates, on b
+    for (size_t a = 0; a < h; ++a)
+      for (size_t b = 0; b < h; ++b)
+        for (size_t c : res_[heads[a]].cands)
+          if (hb(E(waits_[heads[b]].ev), E(writes_[c].ev))) path[a][b] = true;
+    for (size_t k = 0; k < h; ++k)
+      for (size_t a = 0; a < h; ++a)
+        for (size_t b = 0; b < h; ++b)
+          if (path[a][k] && path[k][b]) path[a][b] = true;
+    std::vector<std::vector<size_t>> out;
+    std::vector<bool> taken(h, false);
+    for (size_t a = 0; a < h; ++a) {
+      if (taken[a] || !path[a][a]) continue;
+      std::vector<size_t> comp;
+      bool sink = true;
+      for (size_t b = 0; b < h; ++b) {
+        if (path[a][b] && path[b][a]) comp.push_back(b);
+        else if (path[a][b]) sink = false;
+      }
+      for (size_t b : comp) taken[b] = true;
+      if (!sink) continue;
+      out.emplace_back();
+      for (size_t b : comp) stuck[heads[b]] = true, out.back().push_back(heads[b]);
+    }
+    return out;
   }
   // A wait with no candidate, and the waits it is caught in a cycle with: those that start
   // without it but end only after it, and before a write that it would have taken (a write it

@@ -51,6 +51,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
   // Until a 32-bit write runs, its word's high half is bounded by the highest one any 64-bit write
   // (or the initial value) can leave there.
   processed_order_.resize(p_.signals.size());
+  uniform_high_.assign(p_.signals.size(), true);
   sig_epoch_.assign(p_.signals.size(), 0);
   for (size_t s = 0; s < p_.signals.size(); ++s) {
     uint64_t high = init_[s] & ~uint64_t(0xffffffffu);
@@ -325,20 +326,30 @@ Engine::Overrides Engine::refine(bool& changed) const {
   return out;
 }
 
+// The word a 32-bit write keeps the high half of: that of the latest write it knows, else the
+// initial value's. Several unordered latest writes (a signal-race) leave it undetermined: the
+// largest counts, as in the oracle. Cheap when every write so far has the same high half.
+uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
+  uint64_t init = init_[s] & ~uint64_t(0xffffffffu);
+  if (uniform_high_[s]) return processed_order_[s].empty() ? init : writes_[s][processed_order_[s].back()].value;
+  std::vector<uint32_t> latest;
+  std::vector<uint32_t> agents_done;
+  for (auto it = processed_order_[s].rbegin(); it != processed_order_[s].rend(); ++it) {
+    const SignalWrite& d = writes_[s][*it];
+    if (std::find(agents_done.begin(), agents_done.end(), d.agent) != agents_done.end() || !known(end, d.event)) continue;
+    // An ordered agent's first known write (from the end) hides its earlier ones.
+    if (ordered_agent(d.agent) || d.follows_all_prev) agents_done.push_back(d.agent);
+    if (std::none_of(latest.begin(), latest.end(), [&](uint32_t m) { return known(*writes_[s][m].end, d.event); })) latest.push_back(*it);
+  }
+  if (latest.empty()) return init;
+  uint64_t high = 0;
+  for (uint32_t m : latest) high = std::max(high, writes_[s][m].value & ~uint64_t(0xffffffffu));
+  return high;
+}
+
 void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   SignalWrite& w = writes_[s][index];
-  if (w.narrow) {
-    // The high half comes from the latest write before it (processing order is a linear extension
-    // of happens-before, so the last processed write it knows is a latest one), else the initial value.
-    uint64_t high = init_[s];
-    int looked = 0;
-    for (auto it = processed_order_[s].rbegin(); it != processed_order_[s].rend(); ++it)
-      if (known(end, writes_[s][*it].event) || ++looked == 256) {  // 256: concurrent writes race anyway
-        high = writes_[s][*it].value;
-        break;
-      }
-    w.value = (high & ~uint64_t(0xffffffffu)) | (w.value & 0xffffffffu);
-  }
+  if (w.narrow) w.value = (high_half_before(s, end) & ~uint64_t(0xffffffffu)) | (w.value & 0xffffffffu);
   AgentWrites* aw = nullptr;
   for (auto& a : by_agent_[s])
     if (a.agent == w.agent) aw = &a;
@@ -348,6 +359,9 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     const SignalWrite& prev = writes_[s][aw->idx[aw->processed - 1]];
     w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
   }
+  uint64_t first_high = processed_order_[s].empty() ? init_[s] : writes_[s][processed_order_[s].front()].value;
+  if (((w.value ^ first_high) & ~uint64_t(0xffffffffu)) != 0 || ((first_high ^ init_[s]) & ~uint64_t(0xffffffffu)) != 0)
+    uniform_high_[s] = false;
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   w.processed = true;

@@ -217,6 +217,8 @@ class Engine {
   std::vector<uint32_t> host_write_;  // per host event
   std::vector<uint64_t> init_;
   std::vector<std::vector<uint32_t>> processed_order_;  // per signal: writes in processing order
+  std::vector<bool> uniform_high_;  // per signal: every write so far (and the initial value) has one high half
+  uint64_t high_half_before(uint32_t signal, const Clock& end) const;
   std::vector<WaitResolution> resolutions_;
   std::vector<uint32_t> cmd_resolution_, host_resolution_;
   std::vector<Deadlock> deadlocks_;

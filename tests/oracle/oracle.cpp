@@ -310,7 +310,7 @@ class Oracle {
         if (!changed && next == wait_pred_) break;
         wait_pred_ = std::move(next);
       }
-      if (groups.empty()) groups = stuck_cycles(stuck);
+      for (auto& g : stuck_cycles(stuck)) groups.push_back(g);
       if (groups.empty()) return;
       auto first_key = [&](const std::vector<size_t>& g) {
         uint64_t k = UINT64_MAX;

@@ -421,10 +421,17 @@ class Oracle {
     return !e.host && t_.cmds[e.id].queue == t_.cmds[k.id].queue && t_.cmds[e.id].index > t_.cmds[k.id].index;
   }
   // A wait whose only possible writes never run belongs to the deadlock that blocks them.
+  // A write that never runs could have left any high half that a 64-bit write (or the initial
+  // value) puts in the word: it could have satisfied the wait if the largest of them does.
   bool blocked(size_t i) const {
     const WaitInfo& W = waits_[i];
+    uint64_t high = init(W.signal) & ~uint64_t(0xffffffffu);
     for (const Write& w : writes_)
-      if (w.signal == W.signal && dead(w.ev) && (w.raw & W.mask) >= W.v && !hb(E(W.ev), E(w.ev))) return true;
+      if (w.signal == W.signal && !w.narrow) high = std::max(high, w.raw & ~uint64_t(0xffffffffu));
+    for (const Write& w : writes_) {
+      uint64_t could = w.narrow ? high | (w.raw & 0xffffffffu) : w.raw;
+      if (w.signal == W.signal && dead(w.ev) && (could & W.mask) >= W.v && !hb(E(W.ev), E(w.ev))) return true;
+    }
     return false;
   }
 

@@ -168,9 +168,8 @@ bool Engine::resolvable(EventRef w, uint32_t s, uint64_t v, uint64_t mask, uint3
   return true;
 }
 
-bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
-                     EngineObserver& obs, bool forced) {
-  WaitResolution r{w, s, v, mask, {}, false, {}, true};
+void Engine::candidates(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, bool after_wait,
+                        WaitResolution& r, Clock& learned) const {
   const auto& ws = writes_[s];
   auto add = [&](uint32_t idx, bool known) {
     r.candidates.push_back(idx);
@@ -178,6 +177,15 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
   };
   auto match = [&](uint32_t i) { return (ws[i].value & mask) >= v; };
   auto known_write = [&](uint32_t i) { return known(start, ws[i].event); };
+  // after_wait (refine): writes that ran after the wait ended are no candidates. They are a
+  // suffix of the agent's writes (on a chained queue too: a later release ends after an earlier
+  // one's exec or with it); the scans below still skip any of them.
+  auto after = [&](uint32_t i) { return after_wait && known(*ws[i].end, w); };
+  auto limit = [&](const AgentWrites& aw) {
+    if (!after_wait) return aw.processed;
+    return size_t(std::partition_point(aw.idx.begin(), aw.idx.begin() + long(aw.processed), [&](uint32_t i) { return !after(i); }) -
+                  aw.idx.begin());
+  };
   // Pass 1, per agent: how many of its processed writes the wait knows (ordered agents: a prefix),
   // and its latest known write that does not satisfy the wait (it may overwrite earlier ones).
   bool any_known = false;
@@ -189,7 +197,7 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
   std::vector<Span> spans(by_agent_[s].size());
   for (size_t a = 0; a < by_agent_[s].size(); ++a) {
     const AgentWrites& aw = by_agent_[s][a];
-    size_t n = aw.processed;
+    size_t n = limit(aw);
     if (n == 0) continue;
     if (ordered_agent(aw.agent)) {
       size_t lo = 0, hi = n;
@@ -210,7 +218,7 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
       // earlier writes of the queue hides the ones before it.
       for (size_t j = n, looked = 0; j-- > 0 && looked++ < kMaxChainedScan;) {
         uint32_t i = aw.idx[j];
-        if (match(i) || !known_write(i)) continue;
+        if (match(i) || !known_write(i) || after(i)) continue;
         lower_known.push_back(i);
         if (ws[i].follows_all_prev) break;
       }
@@ -225,7 +233,7 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
   // Pass 2: the candidates.
   for (size_t a = 0; a < by_agent_[s].size(); ++a) {
     const AgentWrites& aw = by_agent_[s][a];
-    size_t n = aw.processed;
+    size_t n = limit(aw);
     if (n == 0) continue;
     if (ordered_agent(aw.agent)) {
       // The agent's writes are a chain: the known matching run after its last known lower write;
@@ -248,6 +256,7 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
       size_t taken = 0, looked = 0;
       for (size_t j = n; j-- > 0 && taken < kMaxChainedCandidates && looked++ < kMaxChainedScan;) {
         uint32_t i = aw.idx[j];
+        if (after(i)) continue;
         bool kn = known_write(i);
         if (!match(i)) {
           if (kn && ws[i].follows_all_prev) break;
@@ -267,6 +276,12 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
       else learned.meet(*ws[r.candidates[i]].end);
     }
   }
+}
+
+bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
+                     EngineObserver& obs, bool forced) {
+  WaitResolution r{w, s, v, mask, {}, false, {}, true};
+  candidates(w, s, v, mask, start, false, r, learned);
   bool ok = r.initial_candidate || !r.candidates.empty();
   if (ok && forced) resolve_forced(w, s, v, mask, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
@@ -298,29 +313,13 @@ Engine::Overrides Engine::refine(bool& changed) const {
   changed = false;
   Overrides out;
   for (const Forced& f : forced_) {
-    const auto& ws = writes_[f.signal];
+    WaitResolution r{f.wait, f.signal, f.v, f.mask, {}, false, {}, true};
     Override o;
-    bool any_before = false;
-    for (uint32_t c = 0; c < ws.size(); ++c) {
-      const SignalWrite& x = ws[c];
-      if (!x.processed) continue;  // never ran
-      if (known(f.start, x.event)) any_before = true;
-      if ((x.value & f.mask) < f.v || known(*x.end, f.wait)) continue;  // too small, or after the wait
-      bool overwritten = false;
-      for (const SignalWrite& d : ws)
-        if (d.processed && (d.value & f.mask) < f.v && known(f.start, d.event) && known(*d.end, x.event)) overwritten = true;
-      if (!overwritten) o.candidates.push_back(c);
-    }
-    o.initial = (init_[f.signal] & f.mask) >= f.v && !any_before;
-    o.learned = Clock(nq_);
-    if (!o.initial)
-      for (size_t i = 0; i < o.candidates.size(); ++i) {
-        if (i == 0) o.learned = *ws[o.candidates[0]].end;
-        else o.learned.meet(*ws[o.candidates[i]].end);
-      }
-    std::vector<uint32_t> used = f.candidates;
-    std::sort(used.begin(), used.end());
-    if (!(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || used != o.candidates || o.initial != f.initial) changed = true;
+    candidates(f.wait, f.signal, f.v, f.mask, f.start, true, r, o.learned);
+    o.candidates = std::move(r.candidates);
+    o.initial = r.initial_candidate;
+    if (!(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || o.candidates != f.candidates || o.initial != f.initial)
+      changed = true;
     out[event_key(f.wait)] = std::move(o);
   }
   return out;

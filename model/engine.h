@@ -83,11 +83,11 @@ class Engine {
   void run(EngineObserver& obs);
   // The least fixed point of the wait rule. When every agent is stuck on waits that each could be
   // released by a write already made or by one held back behind another of them, one of them is
-  // forced: it is resolved before the held-back writes exist. Its ordering is then computed from
-  // below (what the fronts of the agents holding candidates already know), and after the run
-  // `refine` recomputes it from the final clocks of all its candidates. Until that changes
-  // nothing, the run is repeated with the refined orderings (check_trace does this): each round
-  // only adds ordering, so it stops at the least fixed point, as semantics.md asks.
+  // forced: it is resolved before the held-back writes exist, learning only what they are sure
+  // to know (their agents' front ends), a lower bound. After the run, `refine` recomputes every
+  // forced wait's candidates and ordering from the final clocks; if anything changed,
+  // check_trace runs again with those as overrides. Each round only adds ordering, so the rounds
+  // stop at the least fixed point, as semantics.md asks (two rounds in practice).
   Overrides refine(bool& changed) const;
 
   const Trace& trace() const { return t_; }
@@ -138,6 +138,10 @@ class Engine {
   // Resolves a wait: candidates and the clock its end learns. False when it has no candidate.
   bool resolve(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
                EngineObserver& obs, bool forced);
+  // The candidates of a wait among the writes that ran (`after_wait`: leaving out those that ran
+  // after its end) into `r`, and the meet of their clocks into `learned`.
+  void candidates(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start, bool after_wait,
+                  WaitResolution& r, Clock& learned) const;
   // A forced wait's resolution: the override from an earlier run, or a lower bound of it.
   void resolve_forced(const EventRef& w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start,
                       WaitResolution& r, Clock& learned);

@@ -140,13 +140,15 @@ Lines apply(const Lines& base, const std::vector<LineEdit>& edits, const std::st
 }
 
 // ---- checking -------------------------------------------------------------------------------
+constexpr uint32_t kDeclared = ~0u;  // a name the program declares (not one a fix adds)
+
 struct Checked {
   std::optional<Diagnostic> error;  // the text is not a valid program
   bool ok = false;
   std::vector<Diagnostic> diags;
   std::vector<int> wait_width;  // per line: the width a wait there would have (0: no statement or command)
   std::vector<bool> on_queue;   // per line: a device command (a `barrier` may go there)
-  std::map<std::string, uint32_t> names;  // every declared name (to keep new signal names free)
+  std::map<std::string, uint32_t> names;  // every declared name, to kDeclared (new signal names stay free)
 };
 
 void note_lines(const Program& p, const std::vector<Stmt>& stmts, Checked& c) {
@@ -173,12 +175,12 @@ Checked check_text(const std::string& name, const std::string& text, const Verif
   }
   const Program& p = *r.program;
   note_lines(p, p.stmts, c);
-  for (auto& n : p.var_names()) c.names.emplace(n, 0);
-  for (auto& d : p.devices) c.names.emplace(d.name, 0);
-  for (auto& b : p.buffers) c.names.emplace(b.name, 0);
-  for (auto& s : p.signals) c.names.emplace(s.name, 0);
-  for (auto& q : p.queues) c.names.emplace(q.name, 0);
-  for (auto& l : p.lists) c.names.emplace(l.name, 0);
+  for (auto& n : p.var_names()) c.names.emplace(n, kDeclared);
+  for (auto& d : p.devices) c.names.emplace(d.name, kDeclared);
+  for (auto& b : p.buffers) c.names.emplace(b.name, kDeclared);
+  for (auto& s : p.signals) c.names.emplace(s.name, kDeclared);
+  for (auto& q : p.queues) c.names.emplace(q.name, kDeclared);
+  for (auto& l : p.lists) c.names.emplace(l.name, kDeclared);
   try {
     c.diags = verify_program(p, o).diagnostics;
     c.ok = true;
@@ -209,6 +211,12 @@ struct Finding {
 };
 
 uint32_t related_line(const Diagnostic& d) { return d.related.empty() ? 0 : d.related[0].loc.line; }
+
+// "line 12" of the input, for a line of the current text.
+std::string input_line(const Lines& cur, uint32_t line) {
+  uint32_t origin = line && line <= cur.size() ? cur[line - 1].origin : 0;
+  return origin ? "line " + std::to_string(origin) : "a line added by another fix";
+}
 
 // The wait nearest above `line` in its straight run of commands (no block boundary between).
 std::optional<uint32_t> wait_above(const Lines& cur, uint32_t line) {
@@ -271,7 +279,7 @@ std::vector<Finding> findings_of(const std::vector<Diagnostic>& diags, const Lin
   for (const Diagnostic& d : diags) {
     if (d.severity == Severity::Note || !fixable_rule(d.rule)) continue;
     Finding f{d.rule, d.loc.line, related_line(d), {}};
-    std::string what = "the " + d.rule + " at line " + std::to_string(d.loc.line && d.loc.line <= cur.size() ? cur[d.loc.line - 1].origin : 0);
+    std::string what = "the " + d.rule + " at " + input_line(cur, d.loc.line);
     std::vector<Candidate> reverse;  // fixes that touch only the other access: they invert the program's order
     for (const Fix& fix : d.fixes) {
       std::vector<LineEdit> edits = line_edits(fix, cur);
@@ -313,8 +321,7 @@ void give_fresh_names(Candidate& cand, std::map<std::string, uint32_t>& taken) {
 std::string describe(const std::vector<LineEdit>& edits, const Lines& cur, const std::string& finding) {
   std::string out;
   for (const LineEdit& e : edits) {
-    uint32_t origin = cur[e.line - 1].origin;
-    std::string where = origin ? "line " + std::to_string(origin) : "a line added by another fix";
+    std::string where = input_line(cur, e.line);
     if (!out.empty()) out += ", ";
     std::string old = trimmed(cur[e.line - 1].text.substr(0, cur[e.line - 1].text.find('#')));
     if (e.kind == LineEdit::Replace) out += "raise `" + old + "` at " + where + " to `" + trimmed(e.text) + "`";
@@ -335,7 +342,7 @@ class Repair {
     for (int round = 0; round < kMaxRounds && !done(state.diags); ++round) {
       std::vector<Finding> fs = findings_of(state.diags, cur_, state);
       std::map<std::string, uint32_t> taken = state.names;
-      Step s = all_at_once(fs, taken);
+      Step s = all_at_once(fs, count(state.diags, true), taken);
       if (s.kept.empty()) s = one_at_a_time(fs, state, state.names);
       if (s.kept.empty()) break;
       for (size_t i = 0; i < s.kept.size(); ++i) {
@@ -379,7 +386,7 @@ class Repair {
 
   // Every finding's best fix together: one check for any number of independent findings. Kept
   // when it removes them all and reveals no more than it removes (those are the next round's).
-  Step all_at_once(const std::vector<Finding>& fs, std::map<std::string, uint32_t>& taken) {
+  Step all_at_once(const std::vector<Finding>& fs, size_t fixable_before, std::map<std::string, uint32_t>& taken) {
     Step s;
     if (fs.size() < 2) return s;
     for (const Finding& f : fs) {
@@ -391,7 +398,7 @@ class Repair {
     Lines t = with(s.kept);
     s.result = check(t);
     bool removed = std::none_of(fs.begin(), fs.end(), [&](const Finding& f) { return present(f, s.result.diags, t); });
-    if (!acceptable(s.result) || !removed || count(s.result.diags, true) > fs.size()) s.kept.clear();
+    if (!acceptable(s.result) || !removed || count(s.result.diags, true) > fixable_before) s.kept.clear();
     return s;
   }
 

@@ -75,4 +75,13 @@ err=$( (trap '' XFSZ; ulimit -f 1; exec "$qvet" fix -o "$tmp/big.hcq" "$tmp/big.
 grep -q "cannot write" <<<"$err" || { echo "$err"; fail "-o: no error message"; }
 cmp -s "$tmp/big.hcq" "$tmp/big_orig.hcq" || fail "-o: the target changed after a failed write"
 [ -z "$(ls "$tmp" | grep qvet-)" ] || fail "-o: a temporary file was left behind"
+# The diff is a patch: applied to the input it gives what -o writes (CRLF and a replaced line too).
+if command -v patch >/dev/null; then
+  cp corpus/stale_wait_bug.hcq "$tmp/stale.hcq"
+  "$qvet" fix -o "$tmp/stale_fixed.hcq" "$tmp/stale.hcq" >/dev/null 2>&1
+  for f in crlf stale; do
+    "$qvet" fix "$tmp/$f.hcq" 2>/dev/null | (cd "$tmp" && patch -s -o "$f.patched" "$f.hcq") || fail "$f: the diff does not apply"
+    cmp -s "$tmp/$f.patched" "$tmp/${f}_fixed.hcq" || fail "$f: the diff and -o disagree"
+  done
+fi
 echo "fix cases: ok"

@@ -22,6 +22,7 @@ namespace {
 const char* const kFixable[] = {"race", "visibility", "signal-race", "free-in-flight"};
 bool fixable_rule(const std::string& r) { return std::find(std::begin(kFixable), std::end(kFixable), r) != std::end(kFixable); }
 constexpr int kMaxRounds = 8;  // a round's fixes can reveal findings that the races they remove hid
+constexpr size_t kOneByOne = 8;  // findings whose fixes failed together are split in halves down to this many
 
 // ---- the text being repaired --------------------------------------------------------------
 // One line: its text, its own line end (kept as it was: CRLF stays CRLF; "" for a last line
@@ -341,9 +342,10 @@ class Repair {
     Checked state = first;
     for (int round = 0; round < kMaxRounds && !done(state.diags); ++round) {
       std::vector<Finding> fs = findings_of(state.diags, cur_, state);
-      std::map<std::string, uint32_t> taken = state.names;
-      Step s = all_at_once(fs, count(state.diags, true), taken);
-      if (s.kept.empty()) s = one_at_a_time(fs, state, state.names);
+      Step s{{}, state, cur_, state.names};
+      std::vector<size_t> all(fs.size());
+      for (size_t i = 0; i < fs.size(); ++i) all[i] = i;
+      settle(fs, all, s);
       if (s.kept.empty()) break;
       for (size_t i = 0; i < s.kept.size(); ++i) {
         r_.applied.push_back({describe(s.kept[i].edits, cur_, s.kept[i].finding), {}});
@@ -367,8 +369,10 @@ class Repair {
 
  private:
   struct Step {
-    std::vector<Candidate> kept;    // in the current text's lines
-    Checked result;                 // the check of the current text with them
+    std::vector<Candidate> kept;            // in the current text's lines
+    Checked result;                         // the check of the current text with them
+    Lines text;                             // the current text with them
+    std::map<std::string, uint32_t> names;  // names declared, by the program or by them
   };
 
   bool done(const std::vector<Diagnostic>& ds) const { return count(ds, true) == 0 && count(ds, false) <= base_unfixable_; }
@@ -384,47 +388,44 @@ class Repair {
     return apply(cur_, edits, eol_);
   }
 
-  // Every finding's best fix together: one check for any number of independent findings. Kept
-  // when it removes them all and reveals no more than it removes (those are the next round's).
-  Step all_at_once(const std::vector<Finding>& fs, size_t fixable_before, std::map<std::string, uint32_t>& taken) {
-    Step s;
-    if (fs.size() < 2) return s;
-    for (const Finding& f : fs) {
-      Candidate c = f.cands[0];
-      if (std::any_of(s.kept.begin(), s.kept.end(), [&](const Candidate& k) { return k.edits == c.edits; })) continue;
-      give_fresh_names(c, taken);
-      s.kept.push_back(std::move(c));
+  // Fixes for the findings `which` (indices into `fs`) on top of the ones kept so far: the best
+  // fix of each, all at once (one check for any number of independent findings); when that does
+  // not hold, each half on its own, down to a few findings, which try their fixes in turn. A set
+  // is kept when it removes its findings without adding findings that need a person or more
+  // fixable ones than it removes (those it reveals are the next round's).
+  void settle(const std::vector<Finding>& fs, std::vector<size_t> which, Step& s) {
+    which.erase(std::remove_if(which.begin(), which.end(), [&](size_t i) { return !present(fs[i], s.result.diags, s.text); }),
+                which.end());  // removed by fixes kept before
+    if (which.size() > 1) {
+      std::vector<Candidate> best;
+      for (size_t i : which)
+        if (std::none_of(best.begin(), best.end(), [&](const Candidate& b) { return b.edits == fs[i].cands[0].edits; }))
+          best.push_back(fs[i].cands[0]);
+      if (try_keep(best, which, fs, s)) return;
     }
-    Lines t = with(s.kept);
-    s.result = check(t);
-    bool removed = std::none_of(fs.begin(), fs.end(), [&](const Finding& f) { return present(f, s.result.diags, t); });
-    if (!acceptable(s.result) || !removed || count(s.result.diags, true) > fixable_before) s.kept.clear();
-    return s;
+    if (which.size() <= kOneByOne) {
+      for (size_t i : which)
+        if (which.size() == 1 || present(fs[i], s.result.diags, s.text))
+          for (const Candidate& c : fs[i].cands)
+            if (try_keep({c}, {i}, fs, s)) break;
+      return;
+    }
+    size_t half = which.size() / 2;
+    settle(fs, {which.begin(), which.begin() + long(half)}, s);
+    settle(fs, {which.begin() + long(half), which.end()}, s);
   }
 
-  // Finding by finding, each fix on top of the ones kept before it; a fix is kept when it removes
-  // its finding without adding findings that need a person or more fixable ones than it removes
-  // (one it reveals is the next round's). A finding that an earlier fix removed is skipped.
-  Step one_at_a_time(const std::vector<Finding>& fs, const Checked& state, std::map<std::string, uint32_t> taken) {
-    Step s;
-    s.result = state;
-    Lines latest = cur_;
-    for (const Finding& f : fs) {
-      if (!present(f, s.result.diags, latest)) continue;
-      for (const Candidate& cand : f.cands) {
-        std::map<std::string, uint32_t> names = taken;
-        Candidate c = cand;
-        give_fresh_names(c, names);
-        std::vector<Candidate> trial = s.kept;
-        trial.push_back(c);
-        Lines t = with(trial);
-        Checked res = check(t);
-        if (!acceptable(res) || count(res.diags, true) > count(s.result.diags, true) || present(f, res.diags, t)) continue;
-        s.kept = std::move(trial), s.result = std::move(res), latest = std::move(t), taken = std::move(names);
-        break;
-      }
-    }
-    return s;
+  bool try_keep(std::vector<Candidate> cands, const std::vector<size_t>& which, const std::vector<Finding>& fs, Step& s) {
+    std::map<std::string, uint32_t> names = s.names;
+    for (Candidate& c : cands) give_fresh_names(c, names);
+    std::vector<Candidate> trial = s.kept;
+    trial.insert(trial.end(), cands.begin(), cands.end());
+    Lines t = with(trial);
+    Checked res = check(t);
+    if (!acceptable(res) || count(res.diags, true) > count(s.result.diags, true)) return false;
+    if (std::any_of(which.begin(), which.end(), [&](size_t i) { return present(fs[i], res.diags, t); })) return false;
+    s.kept = std::move(trial), s.result = std::move(res), s.text = std::move(t), s.names = std::move(names);
+    return true;
   }
 
   // Whether finding `f` (lines of the current text) is among `diags` of `ls` (the current text with edits).

@@ -63,6 +63,11 @@ grep -q '^+  wait s >= 4$' "$tmp/amd.diff" || { cat "$tmp/amd.diff"; fail "AMD: 
 grep -q '^-  wait tl >= 1 ' "$tmp/stale.diff" && grep -q '^+  wait tl >= 2$' "$tmp/stale.diff" || { cat "$tmp/stale.diff"; fail "stale wait: not raised"; }
 [ "$(grep -c '^+' "$tmp/stale.diff")" = 2 ] || fail "stale wait: want one line replaced, nothing added"
 
+# Two reads after one write: the wait before the first also orders the second, so one wait.
+printf 'device gpu0 amd\nbuffer b on gpu0 4K\nsignal s on host = 0\nqueue c0 on gpu0 compute\nqueue c1 on gpu0 compute\nsubmit c0 {\n  exec p writes b\n  signal s = 1\n}\nsubmit c1 {\n  exec q1 reads b\n  exec q2 reads b\n}\n' >"$tmp/two.hcq"
+"$qvet" fix "$tmp/two.hcq" >"$tmp/two.diff" 2>/dev/null || fail "two reads: exit $?"
+[ "$(grep -c '^+  wait s >= 1$' "$tmp/two.diff")" = 1 ] || { cat "$tmp/two.diff"; fail "two reads: want one wait"; }
+
 # The consumer waits for the producer; making the producer wait for the consumer comes last.
 "$qvet" fix examples/cross_queue.hcq 2>&1 >/dev/null | grep -q 'applied: add `wait tl >= 1` before line 18 ' ||
   fail "cross_queue: want the consumer (line 18) to wait"

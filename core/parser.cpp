@@ -245,8 +245,8 @@ class Parser {
   // Every intermediate result stays within kValueLimit, so the arithmetic is exact (core/expr.h).
   Expr within_limit(Expr e, const Loc& loc, const std::string& context = "") {
     if (magnitude(e, ranges()) <= kValueLimit) return e;
-    throw InputError{loc, "value too large: the expression can exceed 2^124 in magnitude, the limit of qvet's exact arithmetic" + context,
-                     true};
+    throw InputError{loc, "value too large: the expression can exceed " + format_int(kValueLimit) +
+                              " in magnitude, the limit of qvet's exact arithmetic" + context, true};
   }
   Expr parse_expr() {
     Loc loc = peek().loc;

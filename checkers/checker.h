@@ -58,6 +58,12 @@ struct CheckContext {
   // The first write that `ev`'s agent makes after it and whose end follows it (a signal a waiter
   // can use to know that `ev` ended), or null.
   const SignalWrite* write_after(EventRef ev) const;
+  // Whether the wait's threshold fits its width: one that does not is a value-width error, and
+  // what the engine made of its truncated value says nothing about the program's ordering.
+  bool threshold_fits(const WaitResolution& r) const {
+    i128 v = r.wait.host ? t.host[r.wait.id].value : t.cmds[r.wait.id].value;
+    return v >= 0 && v <= i128(r.mask);
+  }
 };
 
 // diagnostics.md, "Grouped per queue": the findings of one rule with the same primary event and

@@ -12,7 +12,7 @@ class RedundantWaitChecker : public Checker {
   using Checker::Checker;
 
   void on_wait(const WaitResolution& r) override {
-    if (r.adds_ordering) return;
+    if (r.adds_ordering || !c_.threshold_fits(r)) return;
     for (bool known : r.candidate_known)
       if (!known) return;  // an unordered candidate: stale-wait's business
     Diagnostic d;

@@ -12,6 +12,7 @@ class StaleWaitChecker : public Checker {
   using Checker::Checker;
 
   void on_wait(const WaitResolution& r) override {
+    if (!c_.threshold_fits(r)) return;
     int older = -1, newer = -1;
 
     for (size_t i = 0; i < r.candidates.size(); ++i) {

@@ -63,10 +63,12 @@ const char* kPrintHelp =
 const char* kFixHelp =
     "usage: qvet fix [-o OUT] [--param NAME=VALUE] FILE\n"
     "\n"
-    "  Repairs races, signal races, frees in flight and AMD visibility with the fewest waits, signals\n"
-    "  and memory barriers among the fixes qvet proposes, checks the repaired program again, and\n"
-    "  prints a unified diff. -o OUT writes the repaired program. Findings that need a person\n"
-    "  (peer-access, value-width, engine, deadlock, use-after-free) are listed, not changed.\n"
+    "  Repairs races, signal races, frees in flight and AMD visibility with the waits, signals and\n"
+    "  memory barriers qvet proposes (raising a stale wait rather than adding one; none redundant),\n"
+    "  checks the repaired program again, and prints a unified diff; line ends are kept. -o OUT\n"
+    "  writes the repaired program (through a temporary file: on failure OUT is unchanged).\n"
+    "  Findings that need a person (peer-access, value-width, engine, deadlock, use-after-free)\n"
+    "  are listed, not changed.\n"
     "  Exit 0 when the result is clean.\n";
 
 const char* kGraphHelp =
@@ -377,22 +379,21 @@ int cmd_fix(const Args& a) {
   RepairResult r = repair_program(src.name(l.program->file), src.text(l.program->file), o);
   if (!r.input_ok) return report_input_error(r.input_error, src);
   std::string name = src.name(l.program->file);
-  if (!r.applied.empty()) std::cout << unified_diff(name, r.fixed_text, r.inserted);
+  std::cout << r.diff << std::flush;  // all of it before the summary on standard error
   for (auto& f : r.applied) std::cerr << "applied: " << f.description << "\n";
   for (auto& d : r.unfixable)
     std::cerr << format_loc(d.loc, src) << ": cannot fix [" << d.rule << "]: " << d.message
               << (d.fixes.empty() ? "" : " (" + d.fixes[0].description + ")") << "\n";
   if (!a.out.empty()) {
-    std::ofstream f(a.out, std::ios::binary);
-    if (!f) throw UsageError{"cannot write '" + a.out + "'"};
-    f << r.fixed_text;
+    std::string err = write_file_atomically(a.out, r.fixed_text);
+    if (!err.empty()) return std::cerr << "qvet: error: cannot write '" << a.out << "': " << err << " (it is unchanged)\n", 2;
   }
   size_t errors = 0;
   for (auto& d : r.after) errors += d.severity != Severity::Note;
   if (r.applied.empty() && r.clean) std::cerr << name << ": nothing to fix: the program checks clean\n";
   else if (r.clean)
     std::cerr << name << ": the repaired program checks clean (verified with " << r.checks << " check(s); " << r.applied.size()
-              << " fix(es)" << (r.minimal ? ", a smallest set among the candidates" : "") << ")\n";
+              << " fix(es)" << (r.irredundant ? ", none of them redundant" : "") << ")\n";
   else
     std::cerr << name << ": " << errors << " error(s) and warning(s) remain in the repaired program\n";
   return r.clean ? 0 : 1;

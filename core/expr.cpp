@@ -5,21 +5,21 @@
 namespace qvet {
 
 namespace {
-constexpr i128 kSat = i128(1) << 120;
-i128 clamp(i128 v) { return v > kSat ? kSat : v < -kSat ? -kSat : v; }
+constexpr i128 kSat = ~(i128(1) << 127);  // 2^127 - 1; saturation is symmetric, so negation is safe
+i128 saturated(bool negative) { return negative ? -kSat : kSat; }
+i128 abs_sat(i128 v) { return v < -kSat ? kSat : v < 0 ? -v : v; }
 }  // namespace
 
-i128 sat_add(i128 a, i128 b) { return clamp(clamp(a) + clamp(b)); }
+i128 sat_add(i128 a, i128 b) {
+  i128 r;
+  if (__builtin_add_overflow(a, b, &r) || r < -kSat) return saturated(b < 0);
+  return r;
+}
 
 i128 sat_mul(i128 a, i128 b) {
-  constexpr i128 kSmall = i128(1) << 62;  // products of these fit: no division needed
-  if (a > -kSmall && a < kSmall && b > -kSmall && b < kSmall) return a * b;
-  a = clamp(a), b = clamp(b);
-  if (a == 0 || b == 0) return 0;
-  i128 aa = a < 0 ? -a : a, bb = b < 0 ? -b : b;
-  bool neg = (a < 0) != (b < 0);
-  if (aa > kSat / bb) return neg ? -kSat : kSat;
-  return neg ? -(aa * bb) : aa * bb;
+  i128 r;
+  if (__builtin_mul_overflow(a, b, &r) || r < -kSat) return saturated((a < 0) != (b < 0));
+  return r;
 }
 
 std::string i128_to_string(i128 v) {
@@ -95,6 +95,15 @@ Interval bounds(const Expr& e, const std::vector<Interval>& ranges) {
     r.hi = sat_add(r.hi, std::max(a, b));
   }
   return r;
+}
+
+i128 magnitude(const Expr& e, const std::vector<Interval>& ranges) {
+  i128 m = abs_sat(e.constant);
+  for (auto& [v, c] : e.terms) {
+    Interval x = v < ranges.size() ? ranges[v] : Interval{0, kU64Max};
+    m = sat_add(m, sat_mul(abs_sat(c), std::max(abs_sat(x.lo), abs_sat(x.hi))));
+  }
+  return m;
 }
 
 std::string to_string(const Expr& e, const std::vector<std::string>& names) {

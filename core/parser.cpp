@@ -242,7 +242,14 @@ class Parser {
       if (p_.vars[v].kind == Var::ListParam) return true;
     return false;
   }
+  // Every intermediate result stays within kValueLimit, so the arithmetic is exact (core/expr.h).
+  Expr within_limit(Expr e, const Loc& loc, const std::string& context = "") {
+    if (magnitude(e, ranges()) <= kValueLimit) return e;
+    throw InputError{loc, "value too large: the expression can exceed " + format_int(kValueLimit) +
+                              " in magnitude, the limit of qvet's exact arithmetic" + context, true};
+  }
   Expr parse_expr() {
+    Loc loc = peek().loc;
     Expr e;
     bool neg = false;
     if (at(Tok::Minus)) take(), neg = true;
@@ -251,7 +258,7 @@ class Parser {
     while (at(Tok::Plus) || at(Tok::Minus)) {
       bool minus = take().kind == Tok::Minus;
       Expr t = parse_term();
-      e = minus ? e - t : e + t;
+      e = within_limit(minus ? e - t : e + t, loc);
     }
     return e;
   }
@@ -263,7 +270,7 @@ class Parser {
       Expr f = parse_factor();
       if (!e.is_constant() && !f.is_constant())
         fail(loc, "expression is not affine: it multiplies two variables");
-      e = e.is_constant() ? f.scaled(e.constant) : e.scaled(f.constant);
+      e = within_limit(e.is_constant() ? f.scaled(e.constant) : e.scaled(f.constant), loc);
     }
     return e;
   }
@@ -678,8 +685,9 @@ class Parser {
     for (const Command& c : cl.body) {
       Command x = c;
       auto subst = [&](Expr& e) {
-        for (auto& [v, a] : s.args) e = e.substitute(v, a);
+        for (auto& [v, a] : s.args) e = within_limit(e.substitute(v, a), c.loc, ctx);
       };
+      subst(x.value);
       for (auto* list : {&x.reads, &x.writes})
         for (Range& r : *list) {
           subst(r.lo), subst(r.hi);

@@ -229,3 +229,30 @@ TEST_CASE("parser: command-list ranges are checked with each submit's arguments"
   CHECK(input_error(std::string(base) + "submit c l(k = 1K)\n") == "");
   CHECK(input_error(std::string(base) + "submit c l(k = 4K)\n").find("5: range a[4K:5K] is out of bounds") == 0);
 }
+
+TEST_CASE("expressions: exact integers - no intermediate value is silently capped") {
+  const char* head = "device g nv\nparam v >= 1\nsignal s on host = 0\nqueue c on g compute\n";
+  // Intermediates beyond 2^124 are refused where they arise; below it the arithmetic is exact.
+  CHECK(input_error("device g nv\nbuffer a on g 4G*4G*4G*4G*4G - 4G*4G*4G*4G + 5\n").find("2: value too large") == 0);
+  CHECK(input_error("device g nv\nbuffer a on g 4G*4G*4G - 4G*4G*4G + 4K\n") == "");
+  CHECK(input_error("device g nv\nbuffer a on g 4G*4G*4G - 4G*4G + 4K\n").find("2: buffer size") == 0);
+  CHECK(input_error(std::string(head) + "submit c {\n  signal s = 4G*4G*4G*4G*4G - 4G*4G*4G*4G + 5\n}\n").find("6: value too large") == 0);
+  CHECK(input_error(std::string(head) + "submit c {\n  signal s = 2^63*2^63*v - 2^63*2^63*v\n}\n").find("6: value too large") == 0);
+  // A list argument multiplies the body's coefficients: the product is checked at the submit.
+  CHECK(input_error("device g nv\nsignal s on host = 0\nqueue c on g compute\ncommands l(k) {\n  signal s = 2^40*k\n}\n"
+                    "submit c l(k = 2^60*2^60)\n")
+            .find("5: value too large") == 0);
+  // Values past 2^64 that the limit admits are the rule value-width, exact in the message.
+  auto c = test::check(std::string(head) + "submit c {\n  signal s = 4G*4G*4G - 4G*4G*4G + 2^63*2\n  wait s >= 4G*4G*4G + 1\n}\n");
+  REQUIRE(!c->input_error);
+  std::string widths;
+  for (auto& d : c->diags)
+    if (d.rule == "value-width") widths += std::to_string(d.loc.line) + ": " + d.message.substr(0, d.message.find(" does")) + "\n";
+  CHECK(widths == "6: signal value 18446744073709551616\n7: wait threshold 79228162514264337593543950337\n");
+  // A threshold past 2^64 is not `redundant` (nor stale) because its truncation is 0.
+  auto r = test::check(std::string(head) + "submit c {\n  wait s >= 2^63*2\n  signal s = 1\n}\n");
+  CHECK(r->summary(true) == std::vector<std::string>{"value-width@6"});
+  // Symbolic: 2^40*v for every v >= 1 is decided exactly (not capped at 2^64 or 2^120).
+  auto sym = test::check(std::string(head) + "submit c {\n  signal s = 2^40*v - 2^40*v + v\n}\n");
+  CHECK(sym->summary().empty());
+}

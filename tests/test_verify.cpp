@@ -132,10 +132,10 @@ TEST_CASE("fix: a missing cross-queue wait is added - and the result checks clea
       "submit c0 {\n  exec p writes a\n  signal tl = 1\n}\nsubmit c1 {\n  exec u reads a\n}\n";
   RepairResult r = repair_program("t.hcq", text, {});
   CHECK(r.clean);
-  CHECK(r.minimal);
+  CHECK(r.irredundant);
   REQUIRE(r.applied.size() == 1);
   CHECK(r.fixed_text.find("  wait tl >= 1\n  exec u reads a") != std::string::npos);
-  std::string diff = unified_diff("t.hcq", r.fixed_text, r.inserted);
+  const std::string& diff = r.diff;
   CHECK(diff.find("+  wait tl >= 1") != std::string::npos);
   CHECK(diff.find("@@ -8,") != std::string::npos);
 }

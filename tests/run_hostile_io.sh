@@ -11,16 +11,17 @@ trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 
-# Runs qvet under `ulimit -f 0` (every write to a regular file fails with EFBIG; SIGXFSZ is
-# ignored as qvet itself does); stderr goes to $tmp/err through a pipe, which the limit spares.
-limited() { (trap '' XFSZ; ulimit -f 0; "$qvet" "$@") 2>&1 >/dev/null | cat >err; return "${PIPESTATUS[0]}"; }
+# Runs qvet under `ulimit -f 0`: every write to a regular file fails. No `trap '' XFSZ` here:
+# qvet must ignore SIGXFSZ itself, so the write fails with EFBIG instead of killing it with its
+# temporary file left behind. Stderr goes to $tmp/err through a pipe, which the limit spares.
+limited() { (ulimit -f 0; "$qvet" "$@") 2>&1 >/dev/null | cat >err; return "${PIPESTATUS[0]}"; }
 unchanged() { [ "$(cat "$1")" = precious ] || fail "$2: the target lost its data"; }
 no_temp_left() { ! ls -A "${1:-.}" | grep -q '^\.qvet-' || fail "$2: a temporary file was left behind"; }
 
 # 1. Every file qvet writes: past a file-size limit, exit non-zero, name the file and the reason,
 #    and leave the target as it was.
 echo precious >keep.hcq
-limited gen --commands 2000 -o keep.hcq && fail "gen -o past the file-size limit: exit 0"
+limited gen --commands 2000 -o keep.hcq; [ $? = 2 ] || fail "gen -o past the file-size limit: want exit 2"
 unchanged keep.hcq "gen -o"
 grep -q "cannot write 'keep.hcq': File too large" err || fail "gen -o: no message naming the file and reason: $(cat err)"
 no_temp_left . "gen -o"
@@ -38,7 +39,7 @@ cmp -s fixme.hcq fixme.orig || fail "fix in.hcq -o in.hcq truncated its input"
 grep -q "cannot write 'fixme.hcq'" err || fail "fix -o: no message: $(cat err)"
 no_temp_left . "fix -o"
 
-(trap '' XFSZ; ulimit -f 0; "$qvet" print in.hcq >printed.hcq) 2>&1 | cat >err
+(ulimit -f 0; "$qvet" print in.hcq >printed.hcq) 2>&1 | cat >err
 [ "${PIPESTATUS[0]}" = 2 ] || fail "print to a full standard output: want exit 2"
 grep -q "cannot write standard output" err || fail "print: no message for the failed standard output"
 
@@ -70,6 +71,11 @@ mkdir dir.hcq
 "$qvet" check dir.hcq "$ex" >out 2>err; [ $? = 2 ] || fail "a directory as a program: want exit 2"
 grep -q "^dir.hcq: error: cannot read file: Is a directory" err || fail "directory: message: $(cat err)"
 grep -q "RAW race" out || fail "a directory on the command line cost the other file its report"
+for c in print graph fix; do
+  "$qvet" $c dir.hcq 2>err; [ $? = 2 ] || fail "$c of a directory: want exit 2"
+  grep -q "^dir.hcq: error: cannot read file: Is a directory" err || fail "$c of a directory: $(cat err)"
+done
+"$qvet" check - <dir.hcq 2>err; [ $? = 2 ] || fail "a directory as standard input: want exit 2"
 "$qvet" check missing.hcq 2>err; [ $? = 2 ] || fail "a missing file: want exit 2"
 grep -q "^missing.hcq: error: cannot open file: No such file or directory" err || fail "missing file: $(cat err)"
 

@@ -425,8 +425,6 @@ int run(int argc, char** argv) {
   throw UsageError{"unknown command '" + cmd + "'"};
 }
 
-}  // namespace
-
 // Output that could not be written (a full disk, a file-size limit) must not pass for success.
 int check_stdout(int rc) {
   errno = 0;
@@ -435,6 +433,8 @@ int check_stdout(int rc) {
   std::cerr << "qvet: error: cannot write standard output" << (errno ? std::string(": ") + std::strerror(errno) : "") << "\n";
   return std::max(rc, 2);
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);  // past `ulimit -f` writes fail with EFBIG: reported, not fatal

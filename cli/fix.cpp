@@ -1,12 +1,9 @@
 #include "cli/fix.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -541,12 +538,6 @@ std::string unified_diff(const std::string& name, const Lines& input, const Line
   return out.empty() ? out : "--- a/" + name + "\n+++ b/" + name + "\n" + out;
 }
 
-mode_t current_umask() {
-  mode_t m = umask(0);
-  umask(m);
-  return m;
-}
-
 }  // namespace
 
 RepairResult repair_program(const std::string& name, const std::string& text, const VerifyOptions& o) {
@@ -570,27 +561,6 @@ RepairResult repair_program(const std::string& name, const std::string& text, co
   repair.run(first, count(r.before, false));
   r.diff = unified_diff(name, repair.input(), repair.result(), usual_eol(repair.input()));
   return r;
-}
-
-std::string write_file_atomically(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".qvet-XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) return std::strerror(errno);
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0) fchmod(fd, st.st_mode & 07777);  // keep the target's permissions
-  else fchmod(fd, 0666 & ~current_umask());
-  std::string err;
-  for (size_t done = 0; done < data.size() && err.empty();) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) err = n < 0 ? std::strerror(errno) : "short write";
-    else done += size_t(n);
-  }
-  if (err.empty() && fsync(fd) != 0) err = std::strerror(errno);
-  if (::close(fd) != 0 && err.empty()) err = std::strerror(errno);
-  if (err.empty() && std::rename(tmp.c_str(), path.c_str()) != 0) err = std::strerror(errno);
-  if (!err.empty()) ::unlink(tmp.c_str());
-  return err;
 }
 
 }  // namespace qvet

@@ -28,8 +28,4 @@ struct RepairResult {
 
 RepairResult repair_program(const std::string& name, const std::string& text, const VerifyOptions& o);
 
-// Writes `data` to `path` through a temporary file beside it, checking every write and the close,
-// then renames it over `path`; on failure `path` is untouched. Returns "" or the reason.
-std::string write_file_atomically(const std::string& path, const std::string& data);
-
 }  // namespace qvet

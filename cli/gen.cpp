@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/json_io.h"
 #include "core/parser.h"
 
@@ -173,10 +173,9 @@ int run_gen(int argc, char** argv) {
   }
   if (out.empty() || out == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
-  } else {
-    std::ofstream f(out, std::ios::binary);
-    if (!f) throw GenUsageError("cannot write '" + out + "'");
-    f.write(text.data(), std::streamsize(text.size()));
+  } else if (std::string error; !write_file_atomic(out, text, error)) {
+    std::cerr << "qvet gen: error: " << error << "\n";
+    return 2;
   }
   for (uint64_t l : bugs) std::cerr << "injected a missing wait before line " << l << "\n";
   return 0;

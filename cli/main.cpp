@@ -3,9 +3,12 @@
 // usage, 3 internal failure). No exception or crash escapes main.
 #include <sys/resource.h>
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <exception>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -15,6 +18,7 @@
 #include "checkers/verify.h"
 #include "cli/fix.h"
 #include "cli/gen.h"
+#include "core/atomic_file.h"
 #include "core/expect.h"
 #include "core/json_io.h"
 #include "core/parser.h"
@@ -167,6 +171,14 @@ Args parse_args(int argc, char** argv, int start) {
   return a;
 }
 
+// Writes a file the user named (-o, --witness=FILE); what was there survives any failure.
+bool write_output(const std::string& path, std::string_view data) {
+  std::string error;
+  if (write_file_atomic(path, data, error)) return true;
+  std::cerr << "qvet: error: " << error << "\n";
+  return false;
+}
+
 int report_input_error(const Diagnostic& d, const SourceSet& src) {
   std::cerr << render_text({d}, src);
   return 2;
@@ -270,13 +282,13 @@ int cmd_check(const Args& a) {
     std::optional<Program> l;
     std::optional<std::vector<Diagnostic>> diags;
     double t_load = 0;
-    std::string text;
-    if (!read_file(file, text)) {
-      uint32_t f = src.add(file, "");
-      worst = std::max(worst, report_input_error(input_diagnostic({{f, 0, 0}, "cannot open file"}), src));
+    std::string text, error;
+    std::string name = file == "-" ? "<stdin>" : file;
+    if (!read_file(file, text, &error)) {
+      uint32_t f = src.add(name, "");
+      worst = std::max(worst, report_input_error(input_diagnostic({{f, 0, 0}, error}), src));
       continue;
     }
-    std::string name = file == "-" ? "<stdin>" : file;
     if (streamable(text)) {
       diags = check_streamed(src, name, std::move(text), a, rc, l);
       t_load = sw.lap();
@@ -317,11 +329,7 @@ int cmd_check(const Args& a) {
     }
   }
   if (a.expect) return worst;
-  if (!a.witness_file.empty()) {
-    std::ofstream f(a.witness_file, std::ios::binary);
-    if (!f) throw UsageError{"cannot write '" + a.witness_file + "'"};
-    f << render_witnesses(all, src);
-  }
+  if (!a.witness_file.empty() && !write_output(a.witness_file, render_witnesses(all, src))) worst = 2;
   if (fmt == "json") std::cout << render_json(all, src);
   else if (fmt == "sarif") std::cout << render_sarif(all, src);
   else {
@@ -384,10 +392,7 @@ int cmd_fix(const Args& a) {
   for (auto& d : r.unfixable)
     std::cerr << format_loc(d.loc, src) << ": cannot fix [" << d.rule << "]: " << d.message
               << (d.fixes.empty() ? "" : " (" + d.fixes[0].description + ")") << "\n";
-  if (!a.out.empty()) {
-    std::string err = write_file_atomically(a.out, r.fixed_text);
-    if (!err.empty()) return std::cerr << "qvet: error: cannot write '" << a.out << "': " << err << " (it is unchanged)\n", 2;
-  }
+  if (!a.out.empty() && !write_output(a.out, r.fixed_text)) return 2;
   size_t errors = 0;
   for (auto& d : r.after) errors += d.severity != Severity::Note;
   if (r.applied.empty() && r.clean) std::cerr << name << ": nothing to fix: the program checks clean\n";
@@ -422,12 +427,21 @@ int run(int argc, char** argv) {
   throw UsageError{"unknown command '" + cmd + "'"};
 }
 
+// Output that could not be written (a full disk, a file-size limit) must not pass for success.
+int check_stdout(int rc) {
+  errno = 0;
+  bool failed = !std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return rc;
+  std::cerr << "qvet: error: cannot write standard output" << (errno ? std::string(": ") + std::strerror(errno) : "") << "\n";
+  return std::max(rc, 2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGXFSZ, SIG_IGN);  // past `ulimit -f` writes fail with EFBIG: reported, not fatal
   try {
-    int rc = run(argc, argv);
-    return rc;
+    return check_stdout(run(argc, argv));
   } catch (const UsageError& e) {
     std::cerr << "qvet: error: " << e.message << "\n(see `qvet help`)\n";
     return 2;

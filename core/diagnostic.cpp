@@ -1,6 +1,7 @@
 #include "core/diagnostic.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -68,7 +69,7 @@ void quote_line(std::string& out, const Loc& loc, const SourceSet& src) {
   std::string_view line = src.line(loc.file, loc.line);
   if (line.empty()) return;
   constexpr size_t kMax = 200;  // never echo a 2 MB line
-  size_t col = loc.col ? loc.col - 1 : 0;
+  size_t col = loc.col ? std::min<size_t>(loc.col - 1, line.size()) : 0;  // past the end: just after it
   size_t start = col > kMax / 2 && line.size() > kMax ? col - kMax / 2 : 0;
   std::string_view shown = line.substr(start, kMax);
   out += "  ";
@@ -167,7 +168,7 @@ std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src)
   int e, w, n;
   count_severities(ds, e, w, n);
   out["summary"] = {{"errors", e}, {"warnings", w}, {"notes", n}};
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render_witnesses(const std::vector<Diagnostic>& ds, const SourceSet& src) {
@@ -179,7 +180,35 @@ std::string render_witnesses(const std::vector<Diagnostic>& ds, const SourceSet&
     w["schedule"] = witness_json(d.witness);
     out["witnesses"].push_back(std::move(w));
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+namespace {
+
+// RFC 3986 percent-encoding of a path: unreserved characters and '/' stay, every other byte
+// (spaces, '%', ':', '#', bytes of non-ASCII or non-UTF-8 names) becomes %XX.
+std::string percent_encode(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') out += char(c);
+    else out += {'%', hex[c >> 4], hex[c & 15]};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sarif_uri(const std::string& file) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::path(file).lexically_normal();  // ".//sub/x.hcq" is "sub/x.hcq": still relative
+  std::error_code ec;
+  fs::path cwd = p.is_absolute() ? fs::current_path(ec) : fs::path();
+  if (p.is_absolute() && !ec) {  // relative to the working directory when it is inside it
+    fs::path rel = p.lexically_relative(cwd);
+    if (!rel.empty() && *rel.begin() != "..") p = rel;
+  }
+  return percent_encode(p.generic_string());
 }
 
 std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src) {
@@ -188,15 +217,7 @@ std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src
   auto phys = [&](const Loc& l) {
     J region{{"startLine", l.line ? l.line : 1}};
     if (l.col) region["startColumn"] = l.col;
-    std::string uri = src.name(l.file);  // relative to the working directory, as SARIF viewers expect
-    std::error_code ec;
-    std::filesystem::path cwd = std::filesystem::current_path(ec);
-    if (!ec && !uri.empty() && uri[0] == '/') {
-      std::filesystem::path rel = std::filesystem::path(uri).lexically_relative(cwd);
-      if (!rel.empty() && rel.native().rfind("..", 0) != 0) uri = rel.generic_string();
-    }
-    if (uri.rfind("./", 0) == 0) uri = uri.substr(2);
-    return J{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}, {"region", region}}}};
+    return J{{"physicalLocation", {{"artifactLocation", {{"uri", sarif_uri(src.name(l.file))}}}, {"region", region}}}};
   };
   J rules = J::array();
   for (auto& r : all_rules())
@@ -225,7 +246,7 @@ std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src
                               {"version", "0.1.0"}, {"rules", rules}}}}},
         {"results", results}};
   J out{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", J::array({run})}};
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace qvet

@@ -1,9 +1,11 @@
 #include "core/json_io.h"
 
-#include <fstream>
-#include <iterator>
+#include <algorithm>
+#include <climits>
+#include <functional>
 #include <nlohmann/json.hpp>
 
+#include "core/json_positions.h"
 #include "core/parser.h"
 #include "core/printer.h"
 
@@ -130,112 +132,225 @@ struct Writer {
   }
 };
 
-// Lowers JSON statements to .hcq lines, remembering each line's original location.
+// What a JSON string field must hold. Fields become parts of .hcq lines, so each is checked
+// token by token first: no field can add what its statement does not have (a kernel
+// "k writes b", a range "a, b", a comment or a second line).
+enum class Field { Name, Word, Expr, Range, Constraint };
+
+const char* describe(Field f) {
+  switch (f) {
+    case Field::Name: return "a name ([A-Za-z_][A-Za-z0-9_]*, not a keyword)";
+    case Field::Word: return "a word ([A-Za-z_][A-Za-z0-9_]*)";
+    case Field::Expr: return "an expression";
+    case Field::Range: return "a buffer or a range (NAME or NAME[lo:hi])";
+    case Field::Constraint: return "a constraint (>= E, <= E or in E..E)";
+  }
+  return "a string";
+}
+
+bool is_name(const Token& t) { return t.kind == Tok::Ident && !is_keyword(t.text); }
+
+bool is_expr_token(const Token& t) {
+  switch (t.kind) {
+    case Tok::Ident: return !is_keyword(t.text);
+    case Tok::Int: case Tok::Plus: case Tok::Minus: case Tok::Star: case Tok::LParen: case Tok::RParen: return true;
+    default: return false;
+  }
+}
+
+// True when `s` has the tokens `kind` allows (the .hcq parser checks the rest).
+bool has_shape(const std::string& s, Field kind) {
+  if (std::any_of(s.begin(), s.end(), [](char c) { return c < 32 || c > 126 || c == '#'; })) return false;
+  std::vector<Token> toks;
+  try {
+    lex_line(s, 0, 1, toks);
+  } catch (const InputError&) {
+    return false;
+  }
+  toks.pop_back();  // the end-of-line token
+  if (toks.empty()) return false;
+  auto rest_are = [&](size_t from, auto also) {
+    return std::all_of(toks.begin() + long(from), toks.end(), [&](const Token& t) { return is_expr_token(t) || also(t.kind); });
+  };
+  auto nothing = [](Tok) { return false; };
+  switch (kind) {
+    case Field::Word: return toks.size() == 1 && toks[0].kind == Tok::Ident;
+    case Field::Name: return toks.size() == 1 && is_name(toks[0]);
+    case Field::Expr: return rest_are(0, nothing);
+    case Field::Range:
+      return is_name(toks[0]) && rest_are(1, [](Tok k) { return k == Tok::LBracket || k == Tok::RBracket || k == Tok::Colon; });
+    case Field::Constraint:
+      return toks.size() > 1 && (toks[0].kind == Tok::Ge || toks[0].kind == Tok::Le || toks[0].text == "in") &&
+             rest_are(1, [](Tok k) { return k == Tok::DotDot; });
+  }
+  return false;
+}
+
+// A field's text as an error message may show it: printable, at most 60 characters.
+std::string shown(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, 60)) out += c >= 32 && c < 127 ? c : '?';
+  return s.size() > 60 ? out + "..." : out;
+}
+
+// Lowers JSON statements to .hcq lines, remembering each line's original location: the node's
+// "loc" in the source, else the node's place in the JSON text.
 struct Lowerer {
+  JsonPositions& pos;
   uint32_t source_file;
   std::string text;
   std::vector<Loc> map;
+  int depth = 0;
 
-  Loc loc_of(const J& j) const {
-    if (!j.is_object() || !j.contains("loc")) return {};
-    const J& l = j["loc"];
-    if (!l.is_object() || !l.contains("line") || !l["line"].is_number_unsigned()) return {};
-    uint32_t col = l.contains("column") && l["column"].is_number_unsigned() ? l["column"].get<uint32_t>() : 0;
-    return {source_file, l["line"].get<uint32_t>(), col};
+  [[noreturn]] void bad_at(const Loc& l, const std::string& msg) const { throw InputError{l, "invalid JSON program: " + msg}; }
+  [[noreturn]] void bad(const J& node, const std::string& msg) const { bad_at(pos.of(node), msg); }
+  [[noreturn]] void bad_field(const J& object, const char* key, const std::string& msg) const {
+    bad_at(pos.of_field(object, key), msg);
   }
-  [[noreturn]] void bad(const J& j, const std::string& msg) const {
-    Loc l = loc_of(j);
-    throw InputError{l.valid() ? l : Loc{source_file, 0, 0}, "invalid JSON program: " + msg};
+
+  // The source location in `node`'s "loc"; invalid when it has none (or line 0).
+  Loc loc_of(const J& node) const {
+    if (!node.is_object() || !node.contains("loc")) return {};
+    const J& l = node["loc"];
+    if (!l.is_object() || !l.contains("line")) bad_field(node, "loc", "'loc' must be {\"line\": L, \"column\": C}");
+    auto number = [&](const char* key) -> uint32_t {
+      if (!l.contains(key)) return 0;
+      const J& v = l[key];
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
+        bad_field(l, key, std::string("'") + key + "' must be an integer in [0, 2^32)");
+      return uint32_t(v.get<uint64_t>());
+    };
+    return {source_file, number("line"), number("column")};
   }
-  std::string str(const J& j, const char* key) const {
-    if (!j.is_object() || !j.contains(key) || !j[key].is_string()) bad(j, std::string("missing string field '") + key + "'");
-    std::string s = j[key].get<std::string>();
-    if (s.find('\n') != std::string::npos || s.find('#') != std::string::npos || s.find('{') != std::string::npos ||
-        s.find('}') != std::string::npos)
-      bad(j, std::string("field '") + key + "' holds characters that are not allowed there");
+  Loc where(const J& node) const {
+    Loc l = loc_of(node);
+    return l.valid() ? l : pos.of(node);
+  }
+  // object[key], which must exist and be of `type` (`type_name` in words).
+  const J& get(const J& object, const char* key, J::value_t type, const char* type_name) const {
+    if (!object.contains(key)) bad(object, std::string("missing field '") + key + "'");
+    const J& v = object[key];
+    if (v.type() != type) bad_field(object, key, std::string("'") + key + "' must be " + type_name);
+    return v;
+  }
+  const J& arr(const J& object, const char* key) const { return get(object, key, J::value_t::array, "an array"); }
+  std::string str(const J& object, const char* key, Field kind) const {
+    const std::string& s = get(object, key, J::value_t::string, "a string").get_ref<const std::string&>();
+    if (!has_shape(s, kind)) bad_field(object, key, std::string("'") + key + "' must be " + describe(kind) + ", got '" + shown(s) + "'");
     return s;
   }
-  const J& arr(const J& j, const char* key) const {
-    if (!j.is_object() || !j.contains(key) || !j[key].is_array()) bad(j, std::string("missing array field '") + key + "'");
-    return j[key];
+  std::string name(const J& object, const char* key) const { return str(object, key, Field::Name); }
+  std::string expr(const J& object, const char* key) const { return str(object, key, Field::Expr); }
+  std::string range(const J& object, const char* key) const { return str(object, key, Field::Range); }
+  // The strings of the array object[key], each of shape `kind`.
+  std::vector<std::string> list(const J& object, const char* key, Field kind) const {
+    std::vector<std::string> out;
+    for (const J& x : arr(object, key)) {
+      if (!x.is_string() || !has_shape(x.get_ref<const std::string&>(), kind))
+        bad_field(object, key, std::string("'") + key + "' must hold strings, each " + describe(kind));
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  }
+  std::string joined(const J& object, const char* key, Field kind) const {
+    std::string s;
+    for (auto& x : list(object, key, kind)) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  }
+  // The objects of `array` (statements, commands), each checked to be an object.
+  void each_object(const J& array, const char* what, const std::function<void(const J&)>& f) {
+    for (const J& x : array) {
+      if (!x.is_object()) bad(array, std::string("every ") + what + " must be an object");
+      f(x);
+    }
   }
   void line(const std::string& s, const J& node) {
     text += s + "\n";
-    map.push_back(loc_of(node));
+    map.push_back(where(node));
   }
-  std::string join(const J& j, const char* key) const {
-    std::string s;
-    for (auto& x : arr(j, key)) {
-      if (!x.is_string()) bad(j, std::string("'") + key + "' must hold strings");
-      s += (s.empty() ? "" : ", ") + x.get<std::string>();
-    }
-    return s;
-  }
-  void commands(const J& body, const J& owner) {
-    if (!body.is_array()) bad(owner, "'body' must be an array");
-    for (const J& c : body) {
-      std::string op = str(c, "op");
-      if (op == "wait") line("wait " + str(c, "signal") + " >= " + str(c, "value"), c);
-      else if (op == "signal") line("signal " + str(c, "signal") + " = " + str(c, "value"), c);
-      else if (op == "timestamp") line("timestamp " + str(c, "signal"), c);
+  void commands(const J& body) {
+    each_object(body, "command", [&](const J& c) {
+      std::string op = str(c, "op", Field::Word);
+      if (op == "wait") line("wait " + name(c, "signal") + " >= " + expr(c, "value"), c);
+      else if (op == "signal") line("signal " + name(c, "signal") + " = " + expr(c, "value"), c);
+      else if (op == "timestamp") line("timestamp " + name(c, "signal"), c);
       else if (op == "exec") {
-        std::string s = "exec " + str(c, "kernel");
-        if (c.contains("reads") && !arr(c, "reads").empty()) s += " reads " + join(c, "reads");
-        if (c.contains("writes") && !arr(c, "writes").empty()) s += " writes " + join(c, "writes");
+        std::string s = "exec " + name(c, "kernel");
+        if (c.contains("reads") && !arr(c, "reads").empty()) s += " reads " + joined(c, "reads", Field::Range);
+        if (c.contains("writes") && !arr(c, "writes").empty()) s += " writes " + joined(c, "writes", Field::Range);
         line(s, c);
-      } else if (op == "copy") line("copy " + str(c, "src") + " -> " + str(c, "dst"), c);
+      } else if (op == "copy") line("copy " + range(c, "src") + " -> " + range(c, "dst"), c);
       else if (op == "barrier" || op == "memory_barrier") line(op, c);
-      else bad(c, "unknown command op '" + op + "'");
-    }
+      else bad_field(c, "op", "unknown command op '" + op + "'");
+    });
   }
-  int depth = 0;
-  void stmts(const J& list, const J& owner) {
-    if (!list.is_array()) bad(owner, "statements must be an array");
-    if (++depth > 256) bad(owner, "blocks nested too deeply");
-    for (const J& s : list) stmt(s);
+  void block(const std::string& head, const J& s, void (Lowerer::*body)(const J&)) {
+    if (++depth > 256) bad(s, "blocks nested too deeply");
+    line(head + " {", s);
+    (this->*body)(arr(s, "body"));
+    line("}", s);
     --depth;
   }
+  void stmts(const J& list) {
+    each_object(list, "statement", [&](const J& s) { stmt(s); });
+  }
+  std::string submit_args(const J& s) const {
+    std::string a;
+    for (const J& x : arr(s, "args")) {
+      bool pair = x.is_array() && x.size() == 2 && x[0].is_string() && x[1].is_string() &&
+                  has_shape(x[0].get_ref<const std::string&>(), Field::Name) && has_shape(x[1].get_ref<const std::string&>(), Field::Expr);
+      if (!pair) bad_field(s, "args", "'args' holds [name, expression] pairs");
+      a += (a.empty() ? "" : ", ") + x[0].get<std::string>() + " = " + x[1].get<std::string>();
+    }
+    return a;
+  }
   void stmt(const J& s) {
-    std::string k = str(s, "kind");
-    if (k == "device") line("device " + str(s, "name") + " " + str(s, "arch"), s);
+    std::string k = str(s, "kind", Field::Word);
+    if (k == "device") line("device " + name(s, "name") + " " + str(s, "arch", Field::Word), s);
     else if (k == "peer") {
-      const J& d = arr(s, "devices");
-      if (d.size() != 2 || !d[0].is_string() || !d[1].is_string()) bad(s, "'devices' must name two devices");
-      line("peer " + d[0].get<std::string>() + " " + d[1].get<std::string>(), s);
-    } else if (k == "map") line("map " + str(s, "object") + " into " + str(s, "into"), s);
+      std::vector<std::string> d = list(s, "devices", Field::Name);
+      if (d.size() != 2) bad_field(s, "devices", "'devices' must name two devices");
+      line("peer " + d[0] + " " + d[1], s);
+    } else if (k == "map") line("map " + name(s, "object") + " into " + name(s, "into"), s);
     else if (k == "buffer") {
-      if (s.contains("view")) line("buffer " + str(s, "name") + " = " + str(s, "view"), s);
-      else line("buffer " + str(s, "name") + " on " + str(s, "on") + " " + str(s, "size"), s);
+      if (s.contains("view")) line("buffer " + name(s, "name") + " = " + range(s, "view"), s);
+      else line("buffer " + name(s, "name") + " on " + str(s, "on", Field::Word) + " " + expr(s, "size"), s);
     } else if (k == "signal_decl") {
-      line("signal " + str(s, "name") + " on " + str(s, "on") + (s.contains("init") ? " = " + str(s, "init") : ""), s);
+      line("signal " + name(s, "name") + " on " + str(s, "on", Field::Word) + (s.contains("init") ? " = " + expr(s, "init") : ""), s);
     } else if (k == "queue") {
-      line("queue " + str(s, "name") + " on " + str(s, "on") + " " + str(s, "engine") +
-               (s.contains("ordering") ? " ordering " + str(s, "ordering") : ""), s);
-    } else if (k == "param") line("param " + str(s, "name") + " " + join(s, "constraints"), s);
-    else if (k == "commands") {
-      line("commands " + str(s, "name") + "(" + join(s, "params") + ") {", s);
-      commands(arr(s, "body"), s);
-      line("}", s);
-    } else if (k == "submit") {
-      line("submit " + str(s, "queue") + " {", s);
-      commands(arr(s, "body"), s);
-      line("}", s);
-    } else if (k == "submit_list") {
-      std::string a;
-      for (const J& x : arr(s, "args")) {
-        if (!x.is_array() || x.size() != 2 || !x[0].is_string() || !x[1].is_string()) bad(s, "'args' holds [name, value] pairs");
-        a += (a.empty() ? "" : ", ") + x[0].get<std::string>() + " = " + x[1].get<std::string>();
-      }
-      line("submit " + str(s, "queue") + " " + str(s, "list") + "(" + a + ")", s);
-    } else if (k == "wait") line("wait " + str(s, "signal") + " >= " + str(s, "value"), s);
-    else if (k == "signal") line("signal " + str(s, "signal") + " = " + str(s, "value"), s);
-    else if (k == "read" || k == "write") line(k + " " + str(s, "range"), s);
-    else if (k == "free" || k == "alloc") line(k + " " + str(s, "object"), s);
-    else if (k == "repeat") {
-      line("repeat " + str(s, "var") + " in " + str(s, "from") + ".." + str(s, "to") + " {", s);
-      stmts(arr(s, "body"), s);
-      line("}", s);
-    } else bad(s, "unknown statement kind '" + k + "'");
+      line("queue " + name(s, "name") + " on " + name(s, "on") + " " + str(s, "engine", Field::Word) +
+               (s.contains("ordering") ? " ordering " + str(s, "ordering", Field::Word) : ""), s);
+    } else if (k == "param") line("param " + name(s, "name") + " " + joined(s, "constraints", Field::Constraint), s);
+    else if (k == "commands") block("commands " + name(s, "name") + "(" + joined(s, "params", Field::Name) + ")", s, &Lowerer::commands);
+    else if (k == "submit") block("submit " + name(s, "queue"), s, &Lowerer::commands);
+    else if (k == "submit_list") line("submit " + name(s, "queue") + " " + name(s, "list") + "(" + submit_args(s) + ")", s);
+    else if (k == "wait") line("wait " + name(s, "signal") + " >= " + expr(s, "value"), s);
+    else if (k == "signal") line("signal " + name(s, "signal") + " = " + expr(s, "value"), s);
+    else if (k == "read" || k == "write") line(k + " " + range(s, "range"), s);
+    else if (k == "free" || k == "alloc") line(k + " " + name(s, "object"), s);
+    else if (k == "repeat") block("repeat " + name(s, "var") + " in " + expr(s, "from") + ".." + expr(s, "to"), s, &Lowerer::stmts);
+    else bad_field(s, "kind", "unknown statement kind '" + k + "'");
+  }
+  // One entry of "expect": {"clean": true} or {"rule": R, "lines": [L] or [L1, L2]}.
+  Expectation expectation(const J& e) const {
+    Loc l = where(e);
+    if (e.contains("clean")) {
+      if (e["clean"] != true || e.contains("rule") || e.contains("lines"))
+        bad_field(e, "clean", "an expectation is {\"clean\": true} or {\"rule\": R, \"lines\": [L] or [L1, L2]}");
+      Expectation x;
+      x.loc = l;
+      x.clean = true;
+      return x;
+    }
+    std::string rule = get(e, "rule", J::value_t::string, "a string").get<std::string>();
+    if (!find_rule(rule)) bad_field(e, "rule", "unknown rule '" + shown(rule) + "' in an expectation");
+    const J& lines = arr(e, "lines");
+    bool ok = !lines.empty() && lines.size() <= 2;
+    for (const J& n : lines) ok = ok && n.is_number_unsigned() && n.get<uint64_t>() >= 1 && n.get<uint64_t>() <= UINT32_MAX;
+    if (!ok) bad_field(e, "lines", "'lines' must hold one or two line numbers");
+    std::string item = rule + "@" + std::to_string(lines[0].get<uint64_t>());
+    if (lines.size() == 2) item += "," + std::to_string(lines[1].get<uint64_t>());
+    return parse_expectation(item, l);
   }
 };
 
@@ -262,19 +377,19 @@ std::string write_json_program(const Program& p, const SourceSet& src, bool with
     ex.push_back(j);
   }
   out["expect"] = ex;
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-Program read_json_program(SourceSet& src, uint32_t file) {
-  const std::string& text = src.text(file);
-  J j;
+namespace {
+
+J parse_json(const std::string& text, uint32_t file) {
   try {
     // Deeply nested JSON would exhaust the stack later (destruction, lowering): refuse it here.
     J::parser_callback_t depth_guard = [file](int depth, J::parse_event_t, J&) {
       if (depth > 512) throw InputError{{file, 1, 1}, "invalid JSON program: nested deeper than 512 levels"};
       return true;
     };
-    j = J::parse(text, depth_guard, true, false);
+    return J::parse(text, depth_guard, true, false);
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     auto p = msg.find("] ");
@@ -282,43 +397,68 @@ Program read_json_program(SourceSet& src, uint32_t file) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError{{file, 1, 1}, std::string("invalid JSON: ") + e.what()};
   }
-  if (!j.is_object() || j.value("format", "") != "qvet-program")
-    throw InputError{{file, 1, 1}, "JSON input is not a qvet program (expected \"format\": \"qvet-program\")"};
-  // Locations refer to the .hcq source the JSON was printed from; quote it when it is readable.
-  std::string source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : src.name(file);
-  uint32_t source_file = src.add(source, "");
-  if (std::ifstream in{source, std::ios::binary}) src.set_text(source_file, std::string(std::istreambuf_iterator<char>(in), {}));
-  Lowerer low{source_file, {}, {}};
+}
+
+// The top-level fields other than "statements" and "expect": "format", "version", "source".
+// Returns the source's name.
+std::string check_header(const J& j, JsonPositions& pos, uint32_t file, const std::string& file_name) {
+  if (!j.is_object() || !j.contains("format") || j["format"] != "qvet-program")
+    throw InputError{j.is_object() ? pos.of_field(j, "format") : Loc{file, 1, 1},
+                     "JSON input is not a qvet program (expected \"format\": \"qvet-program\")"};
+  if (auto [at, key] = pos.duplicate_key(); at.valid())
+    throw InputError{at, "invalid JSON program: key '" + shown(key) + "' appears twice in one object"};
+  if (j.contains("version") && j["version"] != 1)
+    throw InputError{pos.of_field(j, "version"), "invalid JSON program: unsupported 'version' (this qvet reads version 1)"};
+  if (!j.contains("source")) return file_name;
+  const J& s = j["source"];
+  bool ok = s.is_string() && !s.get_ref<const std::string&>().empty() && s.get_ref<const std::string&>().size() <= 4096 &&
+            std::none_of(s.get_ref<const std::string&>().begin(), s.get_ref<const std::string&>().end(),
+                         [](char c) { return (c >= 0 && c < 32) || c == 127; });
+  if (!ok) throw InputError{pos.of_field(j, "source"), "invalid JSON program: 'source' must be a file name (a string without control characters)"};
+  return s.get<std::string>();
+}
+
+// Quotes the .hcq source a valid JSON program's locations refer to only when that is safe and
+// it is the program's own source: a `.hcq` regular file (never a device, a FIFO or a directory;
+// checked before it is opened) of at most 16 MiB whose program prints the same as `p`. A
+// `source` naming /etc/passwd or /dev/zero is never read, let alone quoted.
+void attach_own_source(SourceSet& src, uint32_t source_file, const Program& p) {
+  const std::string& name = src.name(source_file);
+  constexpr size_t kMaxQuotedSource = 16u << 20;
+  std::string text;
+  if (name.size() < 4 || name.compare(name.size() - 4, 4, ".hcq") != 0 || !read_regular_file(name, kMaxQuotedSource, text)) return;
+  SourceSet scratch;
   try {
-    if (!j.contains("statements")) low.bad(j, "missing 'statements'");
-    low.stmts(j["statements"], j);
-  } catch (const nlohmann::json::exception& e) {
+    if (print_program(parse_hcq(scratch, scratch.add(name, text))) != print_program(p)) return;
+  } catch (const InputError&) {
+    return;
+  }
+  src.set_text(source_file, std::move(text));
+}
+
+}  // namespace
+
+Program read_json_program(SourceSet& src, uint32_t file) {
+  const std::string& text = src.text(file);
+  J j = parse_json(text, file);
+  JsonPositions pos(text, j, file);
+  std::string source = check_header(j, pos, file, src.name(file));
+  bool is_itself = source == src.name(file);  // locations in the JSON text: the file the user named
+  uint32_t source_file = src.add(source, is_itself ? text : "");
+  Lowerer low{pos, source_file, {}, {}};
+  std::vector<Expectation> expects;
+  try {
+    low.stmts(low.arr(j, "statements"));
+    if (j.contains("expect"))
+      low.each_object(low.arr(j, "expect"), "expectation", [&](const J& e) { expects.push_back(low.expectation(e)); });
+  } catch (const nlohmann::json::exception& e) {  // a check above missed a type: still an input error
     throw InputError{{file, 1, 1}, std::string("invalid JSON program: ") + e.what()};
   }
   uint32_t lowered = src.add(src.name(file) + " (lowered)", std::move(low.text));
-  for (Loc& l : low.map)
-    if (!l.valid()) l = Loc{file, 1, 1};
   Program p = parse_hcq(src, lowered, &low.map);
   p.file = source_file;
-  if (j.contains("expect") && j["expect"].is_array()) {
-    for (const J& e : j["expect"]) {
-      Loc l = low.loc_of(e);
-      if (!l.valid()) l = {file, 1, 1};
-      if (e.is_object() && e.value("clean", false)) {
-        Expectation x;
-        x.loc = l;
-        x.clean = true;
-        p.expects.push_back(x);
-      } else if (e.is_object() && e.contains("rule") && e["rule"].is_string() && e.contains("lines") && e["lines"].is_array() &&
-                 !e["lines"].empty() && e["lines"].size() <= 2 && e["lines"][0].is_number_unsigned()) {
-        std::string item = e["rule"].get<std::string>() + "@" + std::to_string(e["lines"][0].get<uint64_t>());
-        if (e["lines"].size() == 2 && e["lines"][1].is_number_unsigned()) item += "," + std::to_string(e["lines"][1].get<uint64_t>());
-        p.expects.push_back(parse_expectation(item, l));
-      } else {
-        throw InputError{l, "invalid JSON program: malformed expectation"};
-      }
-    }
-  }
+  p.expects = std::move(expects);
+  if (!is_itself) attach_own_source(src, source_file, p);
   return p;
 }
 

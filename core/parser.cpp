@@ -1,9 +1,12 @@
 #include "core/parser.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
-#include <iostream>
-#include <iterator>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 #include <unordered_map>
 
@@ -394,7 +397,8 @@ class Parser {
     } else if (w == "exec") {
       c.op = CmdOp::Exec;
       const Token& k = take();
-      if (k.kind != Tok::Ident || k.text == "reads" || k.text == "writes") fail(k.loc, "expected a kernel name after 'exec'");
+      if (k.kind != Tok::Ident) fail(k.loc, "expected a kernel name after 'exec'");
+      if (is_keyword(k.text)) fail(k.loc, "'" + std::string(k.text) + "' is a reserved keyword and cannot name a kernel");
       std::string kn(k.text);
       auto it = std::find(p_.kernels.begin(), p_.kernels.end(), kn);
       c.kernel = uint32_t(it - p_.kernels.begin());
@@ -758,31 +762,63 @@ LoadResult load_program_text(SourceSet& src, const std::string& name, std::strin
   return r;
 }
 
-bool read_file(const std::string& path, std::string& text) {
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), {});
-    return true;
+namespace {
+
+constexpr size_t kMaxInputBytes = size_t(2) << 30;  // an implementation limit (docs/language-notes.md)
+
+// Reads `fd` to its end; false with errno set (EFBIG past `max_bytes`).
+bool read_all(int fd, std::string& text, size_t max_bytes) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return errno = EISDIR, false;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) text.reserve(std::min(size_t(st.st_size), max_bytes));
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    if (text.size() + size_t(n) > max_bytes) return errno = EFBIG, false;
+    text.append(buf, size_t(n));
   }
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return false;
-  std::streamoff size = in.tellg();
-  in.seekg(0);
-  if (size > 0) {
-    text.resize(size_t(size));
-    in.read(text.data(), size);
-    text.resize(size_t(in.gcount()));
-  } else {
-    text.assign(std::istreambuf_iterator<char>(in), {});  // pipes and other unsized files
+}
+
+}  // namespace
+
+bool read_file(const std::string& path, std::string& text, std::string* error) {
+  text.clear();
+  int fd = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (error) *error = std::string("cannot open file: ") + std::strerror(errno);
+    return false;
   }
-  return true;
+  bool ok = read_all(fd, text, kMaxInputBytes);
+  int err = errno;
+  if (fd != 0) ::close(fd);
+  if (!ok && error)
+    *error = err == EFBIG ? "cannot read file: larger than 2 GiB (an implementation limit)"
+                          : std::string("cannot read file: ") + std::strerror(err);
+  return ok;
+}
+
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& text) {
+  text.clear();
+  struct stat st {}, opened {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || size_t(st.st_size) > max_bytes) return false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // The file may have been replaced between stat and open: read only what was checked.
+  bool ok = ::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino &&
+            read_all(fd, text, max_bytes);
+  ::close(fd);
+  return ok;
 }
 
 LoadResult load_program(SourceSet& src, const std::string& path) {
-  std::string text;
-  if (!read_file(path, text)) {
+  std::string text, error;
+  if (!read_file(path, text, &error)) {
     LoadResult r;
-    uint32_t f = src.add(path, "");
-    r.error = input_diagnostic({{f, 0, 0}, "cannot open file"});
+    uint32_t f = src.add(path == "-" ? "<stdin>" : path, "");
+    r.error = input_diagnostic({{f, 0, 0}, error});
     return r;
   }
   return load_program_text(src, path == "-" ? "<stdin>" : path, std::move(text));

@@ -35,8 +35,12 @@ LoadResult load_program(SourceSet& src, const std::string& path);
 // Same, for text already in memory; .hcq text is parsed with `sink` (see parse_hcq).
 LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text,
                              const StatementSink* sink = nullptr);
-// Reads a file ("-": standard input) into `text`; false when it cannot be opened.
-bool read_file(const std::string& path, std::string& text);
+// Reads a file ("-": standard input) into `text`. False when it cannot be opened or read (a
+// directory, over 2 GiB); `error` then says so with the reason ("cannot open file: No such ...").
+bool read_file(const std::string& path, std::string& text, std::string* error = nullptr);
+// Reads `path` only when it is a regular file of at most `max_bytes` (checked before it is
+// opened, without blocking): never a device, a FIFO or a directory. False otherwise.
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& text);
 
 // One `# expect:` item ("clean", "race@12,19"); throws InputError.
 Expectation parse_expectation(std::string_view item, Loc loc);

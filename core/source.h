@@ -6,6 +6,7 @@
 // Thread safety: a SourceSet is written while inputs are read, then only read.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,7 @@ struct Loc {
 };
 
 // Owns the text of every input file, so diagnostics can quote lines long after parsing.
+// References returned by name() and text() stay valid while files are added.
 class SourceSet {
  public:
   SourceSet();
@@ -38,7 +40,7 @@ class SourceSet {
     std::string name, text;
     std::vector<uint32_t> line_starts;  // built lazily
   };
-  mutable std::vector<File> files_;
+  mutable std::deque<File> files_;  // a deque: adding a file keeps references to the others valid
 };
 
 }  // namespace qvet

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Hostile files and file systems: output files are written whole or not at all, unreadable inputs
+# are exit-2 errors that name the file and the reason (and do not cost the other files their
+# report), a JSON program's `source` never makes qvet read or quote another file, and JSON and
+# SARIF output stay valid for any file name.
+set -u
+qvet=$(realpath "$1")
+ex=$(realpath examples/cross_queue.hcq)
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Runs qvet under `ulimit -f 0`: every write to a regular file fails. No `trap '' XFSZ` here:
+# qvet must ignore SIGXFSZ itself, so the write fails with EFBIG instead of killing it with its
+# temporary file left behind. Stderr goes to $tmp/err through a pipe, which the limit spares.
+limited() { (ulimit -f 0; "$qvet" "$@") 2>&1 >/dev/null | cat >err; return "${PIPESTATUS[0]}"; }
+unchanged() { [ "$(cat "$1")" = precious ] || fail "$2: the target lost its data"; }
+no_temp_left() { ! ls -A "${1:-.}" | grep -q '^\.qvet-' || fail "$2: a temporary file was left behind"; }
+
+# 1. Every file qvet writes: past a file-size limit, exit non-zero, name the file and the reason,
+#    and leave the target as it was.
+echo precious >keep.hcq
+limited gen --commands 2000 -o keep.hcq; [ $? = 2 ] || fail "gen -o past the file-size limit: want exit 2"
+unchanged keep.hcq "gen -o"
+grep -q "cannot write 'keep.hcq': File too large" err || fail "gen -o: no message naming the file and reason: $(cat err)"
+no_temp_left . "gen -o"
+
+cp "$ex" in.hcq
+echo precious >witness.json
+limited check --witness=witness.json in.hcq; [ $? = 2 ] || fail "--witness=FILE past the limit: want exit 2"
+unchanged witness.json "--witness=FILE"
+grep -q "witness.json" err || fail "--witness=FILE: no message naming the file"
+
+cp "$ex" fixme.hcq
+cp fixme.hcq fixme.orig
+limited fix fixme.hcq -o fixme.hcq && fail "fix in -o in past the limit: exit 0"
+cmp -s fixme.hcq fixme.orig || fail "fix in.hcq -o in.hcq truncated its input"
+grep -q "cannot write 'fixme.hcq'" err || fail "fix -o: no message: $(cat err)"
+no_temp_left . "fix -o"
+
+(ulimit -f 0; "$qvet" print in.hcq >printed.hcq) 2>&1 | cat >err
+[ "${PIPESTATUS[0]}" = 2 ] || fail "print to a full standard output: want exit 2"
+grep -q "cannot write standard output" err || fail "print: no message for the failed standard output"
+
+# A directory that cannot be written (skipped as root, which may write anyway), one that does not
+# exist, and a target that is a directory.
+mkdir ro && echo precious >ro/out.hcq && chmod a-w ro
+if ! [ -w ro ]; then
+  "$qvet" fix "$ex" -o ro/out.hcq 2>err >/dev/null && fail "fix -o into a read-only directory: exit 0"
+  unchanged ro/out.hcq "fix -o into a read-only directory"
+  grep -q "Permission denied" err || fail "read-only directory: no reason given"
+fi
+"$qvet" gen -o no/such/dir/x.hcq 2>err && fail "gen -o into a missing directory: exit 0"
+grep -q "No such file or directory" err || fail "missing directory: no reason given"
+mkdir adir
+"$qvet" gen -o adir 2>err && fail "gen -o onto a directory: exit 0"
+grep -q "Is a directory" err || fail "gen -o onto a directory: no reason given"
+
+# A successful write keeps the target's mode, and a symbolic link keeps pointing at its file.
+echo old >mode.hcq && chmod 640 mode.hcq
+"$qvet" gen --commands 10 -o mode.hcq || fail "gen -o: failed"
+[ "$(stat -c %a mode.hcq)" = 640 ] || fail "gen -o changed the file's mode"
+ln -s mode.hcq link.hcq
+"$qvet" gen --commands 20 -o link.hcq || fail "gen -o through a link: failed"
+[ -L link.hcq ] && cmp -s link.hcq mode.hcq || fail "gen -o replaced the link instead of its file"
+no_temp_left . "successful writes"
+
+# 2. Unreadable inputs: exit 2 with the file and the reason; the other files are still reported.
+mkdir dir.hcq
+"$qvet" check dir.hcq "$ex" >out 2>err; [ $? = 2 ] || fail "a directory as a program: want exit 2"
+grep -q "^dir.hcq: error: cannot read file: Is a directory" err || fail "directory: message: $(cat err)"
+grep -q "RAW race" out || fail "a directory on the command line cost the other file its report"
+for c in print graph fix; do
+  "$qvet" $c dir.hcq 2>err; [ $? = 2 ] || fail "$c of a directory: want exit 2"
+  grep -q "^dir.hcq: error: cannot read file: Is a directory" err || fail "$c of a directory: $(cat err)"
+done
+"$qvet" check - <dir.hcq 2>err; [ $? = 2 ] || fail "a directory as standard input: want exit 2"
+"$qvet" check missing.hcq 2>err; [ $? = 2 ] || fail "a missing file: want exit 2"
+grep -q "^missing.hcq: error: cannot open file: No such file or directory" err || fail "missing file: $(cat err)"
+
+# A file name that is not UTF-8: JSON output stays UTF-8, SARIF URIs are percent-encoded.
+valid_utf8() { iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1; }
+bad=$(printf 'bad\377name.hcq')
+cp "$ex" "$bad"
+"$qvet" check --format json "$bad" >out.json; [ $? = 1 ] || fail "non-UTF-8 name, --format json: want exit 1"
+valid_utf8 out.json || fail "JSON output with a non-UTF-8 file name is not UTF-8"
+"$qvet" check --format sarif "$bad" >out.sarif; [ $? = 1 ] || fail "non-UTF-8 name, --format sarif: want exit 1"
+valid_utf8 out.sarif || fail "SARIF output with a non-UTF-8 file name is not UTF-8"
+grep -q '"uri": "bad%FFname.hcq"' out.sarif || fail "SARIF URI of a non-UTF-8 name not percent-encoded"
+"$qvet" check --witness=w.json "$bad" >/dev/null; valid_utf8 w.json || fail "witness file is not UTF-8"
+
+# SARIF URIs: percent-encoded, relative, and `.//sub/x.hcq` stays relative.
+mkdir sub && cp "$ex" "sub/a b.hcq"
+"$qvet" check --format sarif ".//sub/a b.hcq" >out.sarif
+grep -q '"uri": "sub/a%20b.hcq"' out.sarif || fail "SARIF URI of .//sub/a b.hcq: $(grep -m1 uri out.sarif)"
+"$qvet" check --format sarif "$tmp/sub/a b.hcq" >out.sarif
+grep -q '"uri": "sub/a%20b.hcq"' out.sarif || fail "SARIF URI of an absolute path inside the working directory"
+
+# 3. A JSON program's `source` is quoted only when it is the program's own .hcq source.
+"$qvet" print --format json "$ex" >prog.json
+with_source() { sed "s|\"source\": \"[^\"]*\"|\"source\": \"$1\"|" prog.json >src.json; }
+with_source "$ex"
+"$qvet" check src.json >out; grep -q "^    copy act -> act1" out || fail "the program's own source is not quoted"
+mkfifo fifo.hcq
+for s in /etc/passwd /dev/zero "$tmp/fifo.hcq" "$tmp/sub" "$tmp/in.hcq.missing"; do
+  with_source "$s"
+  timeout 60 "$qvet" check src.json >out 2>&1; rc=$?
+  [ $rc = 1 ] || fail "source $s: exit $rc, want 1 (the program's race)"
+  grep -q "RAW race" out || fail "source $s: no report"
+  ! grep -q "^    " out || fail "source $s was quoted: $(grep -m1 '^    ' out)"
+done
+gen_src=$(realpath keep.hcq)  # a .hcq file that is not this program's source
+with_source "$gen_src"
+"$qvet" check src.json >out; ! grep -q "^    " out || fail "another program's source was quoted"
+
+# A caret column far past the end of its line prints one short line, not gigabytes.
+sed 's/"column": 3/"column": 4000000000/' prog.json >far.json
+with_source "$ex" && sed -i 's/"column": 3/"column": 4000000000/' src.json
+"$qvet" check src.json >out; [ $? = 1 ] || fail "far column: want exit 1"
+[ "$(wc -c <out)" -lt 100000 ] || fail "a far column printed $(wc -c <out) bytes"
+echo "hostile io ok"

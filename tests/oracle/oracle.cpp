@@ -45,6 +45,7 @@ struct WaitInfo {
   Ev ev;
   uint32_t signal;
   uint64_t v, mask;
+  bool fits = true;  // the threshold fits the wait's width (else value-width, and no note)
 };
 
 struct Raw {  // one finding before grouping and merging
@@ -170,14 +171,15 @@ class Oracle {
         writes_.push_back({{false, c}, tc.signal, uint64_t(tc.value) & width_mask(signal_width(p_, tc.queue)),
                            signal_width(p_, tc.queue) < 64});
       if (tc.op == CmdOp::Wait) {
-        uint64_t m = width_mask(wait_width(p_, tc.queue));
-        waits_.push_back({{false, c}, tc.signal, uint64_t(tc.value) & m, m});
+        int width = wait_width(p_, tc.queue);
+        uint64_t m = width_mask(width);
+        waits_.push_back({{false, c}, tc.signal, uint64_t(tc.value) & m, m, tc.value >= 0 && tc.value < (i128(1) << width)});
       }
     }
     for (uint32_t h = 0; h < t_.host.size(); ++h) {
       const HostEvent& e = t_.host[h];
       if (e.op == HostOp::Signal) writes_.push_back({{true, h}, e.signal, uint64_t(e.value), false});
-      if (e.op == HostOp::Wait) waits_.push_back({{true, h}, e.signal, uint64_t(e.value), ~uint64_t(0)});
+      if (e.op == HostOp::Wait) waits_.push_back({{true, h}, e.signal, uint64_t(e.value), ~uint64_t(0), e.value >= 0 && e.value <= kU64Max});
     }
   }
 
@@ -574,7 +576,7 @@ class Oracle {
   // stale-wait and redundant-wait, from the candidates at the fixed point.
   void waits_notes() {
     for (size_t i = 0; i < waits_.size(); ++i) {
-      if (dead(waits_[i].ev)) continue;
+      if (dead(waits_[i].ev) || !waits_[i].fits) continue;
       const Resolution& r = res_[i];
       bool known = r.initial, unknown = false;
       for (size_t c : r.cands) (hb(E(writes_[c].ev), S(waits_[i].ev)) ? known : unknown) = true;

@@ -16,7 +16,7 @@ class DeadlockChecker : public Checker {
     for (const Deadlock& dl : c_.e.deadlocks()) {
       EventRef last = dl.waits.back();
       Diagnostic d;
-      d.rule = "deadlock";
+      d.set_rule(Rule::Deadlock);
       d.loc = c_.loc(last);
       uint32_t sig;
       uint64_t v;

@@ -15,7 +15,7 @@ class EngineRuleChecker : public Checker {
       const Queue& q = c_.p.queues[c.queue];
       if (q.engine != EngineKind::Copy || (c.op != CmdOp::Exec && c.op != CmdOp::MemoryBarrier)) continue;
       Diagnostic d;
-      d.rule = "engine";
+      d.set_rule(Rule::Engine);
       d.loc = c.loc;
       d.message = std::string("`") + cmd_op_name(c.op) + "` needs a compute queue, but '" + q.name + "' is a copy queue";
       d.fixes.push_back({"submit it to a compute queue of device " + c_.p.devices[q.device].name, {}});

@@ -22,7 +22,7 @@ class FreeInFlightChecker : public Checker {
         if (!dp) continue;
         Diagnostic& d = *dp;
         std::string name = c_.p.object_name(e.object);
-        d.rule = "free-in-flight";
+        d.set_rule(Rule::FreeInFlight);
         d.loc = e.loc;
         d.message = "'" + name + "' is freed while " + c_.what({false, id}) + " (line " + std::to_string(c_.t.cmds[id].loc.line) +
                     ") may still use it: nothing orders the command's end before the free";

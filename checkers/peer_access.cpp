@@ -38,7 +38,7 @@ class PeerAccessChecker : public Checker {
     if (reachable(dev, owner, obj)) return;
     const Program& p = c_.p;
     Diagnostic d;
-    d.rule = "peer-access";
+    d.set_rule(Rule::PeerAccess);
     d.loc = c_.t.cmds[id].loc;
     d.message = c_.what({false, id}) + " on device " + p.devices[dev].name + " touches '" + name + "', memory of device " +
                 p.devices[owner].name + ", which is not mapped into " + p.devices[dev].name;

@@ -91,8 +91,7 @@ class RaceChecker : public Checker {
     if (kindname == "RAW" && !ea.write) kindname = "WAR";
     else if (kindname == "WAR" && ea.write) kindname = "RAW";
     const Buffer& buf = c_.p.buffers[la.buffer];
-    d->rule = "race";
-    d->severity = Severity::Error;
+    d->set_rule(Rule::Race);
     d->loc = c_.loc(later.ev);
     d->message = kindname + " race on bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of '" + buf.name + "': " +
                  c_.what(later.ev) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier.ev) +

@@ -16,8 +16,7 @@ class RedundantWaitChecker : public Checker {
     for (bool known : r.candidate_known)
       if (!known) return;  // an unordered candidate: stale-wait's business
     Diagnostic d;
-    d.rule = "redundant-wait";
-    d.severity = Severity::Note;
+    d.set_rule(Rule::RedundantWait);
     d.loc = c_.loc(r.wait);
     d.message = c_.what(r.wait) + " adds no ordering: " +
                 (r.initial_candidate ? std::string("the initial value already satisfies it")

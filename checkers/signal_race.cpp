@@ -44,8 +44,7 @@ class SignalRaceChecker : public Checker {
     if (!dp) return;
     Diagnostic& d = *dp;
     uint32_t sig = a.signal;
-    d.rule = "signal-race";
-    d.severity = Severity::Warning;
+    d.set_rule(Rule::SignalRace);
     d.loc = c_.loc(later);
     d.message = c_.what(later) + " and " + c_.what(earlier) + " (line " + std::to_string(c_.loc(earlier).line) +
                 ") write different values to '" + c_.p.signals[sig].name + "' and nothing orders them: its final value is not determined";

@@ -23,8 +23,7 @@ class StaleWaitChecker : public Checker {
     const auto& ws = c_.e.writes(r.signal);
     const std::string& sname = c_.p.signals[r.signal].name;
     Diagnostic d;
-    d.rule = "stale-wait";
-    d.severity = Severity::Note;
+    d.set_rule(Rule::StaleWait);
     d.loc = c_.loc(r.wait);
     std::string old_text = older >= 0 ? c_.signal_write_text(ws[r.candidates[size_t(older)]])
                                       : "the initial value " + std::to_string(c_.e.initial_value(r.signal));

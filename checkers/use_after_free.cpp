@@ -31,7 +31,7 @@ class UseAfterFreeChecker : public Checker {
  private:
   void report(EventRef ev, const std::string& name, uint32_t free_event) {
     Diagnostic d;
-    d.rule = "use-after-free";
+    d.set_rule(Rule::UseAfterFree);
     d.loc = c_.loc(ev);
     d.message = c_.what(ev) + " uses '" + name + "', which was freed before this was submitted (its memory may belong to another allocation)";
     d.related.push_back({c_.t.host[free_event].loc, "'" + name + "' is freed here"});

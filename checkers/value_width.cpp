@@ -65,7 +65,7 @@ class ValueWidthChecker : public Checker {
       cex += (cex.empty() ? "" : ", ") + c_.p.vars[v].name + " = " + format_int(val);
     }
     Diagnostic d;
-    d.rule = "value-width";
+    d.set_rule(Rule::ValueWidth);
     d.loc = loc;
     d.message = std::string(wait ? "wait threshold " : "signal value ") + "'" + to_string(e, c_.p.var_names()) +
                 "' does not fit the " + std::to_string(width) + "-bit " + (wait ? "wait" : "signal") + " of " + on +
@@ -78,7 +78,7 @@ class ValueWidthChecker : public Checker {
     i128 limit = i128(1) << width;
     if (v >= 0 && v < limit) return;
     Diagnostic d;
-    d.rule = "value-width";
+    d.set_rule(Rule::ValueWidth);
     d.loc = c_.loc(ev);
     std::string on = ev.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[ev.id].queue].name + " (" +
                                                arch_name(c_.p.devices[c_.p.queues[c_.t.cmds[ev.id].queue].device].arch) + " " +

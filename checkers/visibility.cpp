@@ -129,8 +129,7 @@ class VisibilityChecker : public Checker {
         Diagnostic* dp = groups_.add(r, w->ev);
         if (!dp) continue;
         Diagnostic& d = *dp;
-        d.rule = "visibility";
-        d.severity = Severity::Warning;
+        d.set_rule(Rule::Visibility);
         d.loc = c_.loc(r);
         std::string who = w->ev.host ? "the host" : "device " + c_.p.devices[c_.agent(w->ev)].name;
         d.message = c_.what(r) + " reads bytes [" + std::to_string(lo) + ", " + std::to_string(seg.hi) + ") of '" +

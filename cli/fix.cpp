@@ -16,8 +16,10 @@ namespace qvet {
 
 namespace {
 
-const char* const kFixable[] = {"race", "visibility", "signal-race", "free-in-flight"};
-bool fixable_rule(const std::string& r) { return std::find(std::begin(kFixable), std::end(kFixable), r) != std::end(kFixable); }
+bool fixable_rule(const std::string& r) {
+  const RuleInfo* info = find_rule(r);
+  return info && info->fixable;
+}
 constexpr int kMaxRounds = 8;  // a round's fixes can reveal findings that the races they remove hid
 constexpr size_t kOneByOne = 8;  // findings whose fixes failed together are split in halves down to this many
 
@@ -438,7 +440,7 @@ class Repair {
   void drop_redundant_waits(Checked& state) {
     std::set<uint32_t> redundant_lines;
     for (auto& d : state.diags)
-      if (d.rule == "redundant-wait") redundant_lines.insert(d.loc.line);
+      if (d.is(Rule::RedundantWait)) redundant_lines.insert(d.loc.line);
     std::set<int> droppable;
     for (int fix = 0; fix < int(r_.applied.size()); ++fix) {
       bool any = false, all = true;

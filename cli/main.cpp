@@ -370,7 +370,7 @@ int cmd_graph(const Args& a) {
   CheckResult res = check_trace(t);
   std::vector<std::pair<Loc, Loc>> races;
   for (auto& d : res.diagnostics)
-    if (d.rule == "race" && !d.related.empty()) races.push_back({d.loc, d.related[0].loc});
+    if (d.is(Rule::Race) && !d.related.empty()) races.push_back({d.loc, d.related[0].loc});
   std::cout << happens_before_dot(*res.engine, races, {a.around, a.radius});
   return 0;
 }

@@ -18,20 +18,14 @@ const char* severity_name(Severity s) {
 
 const std::vector<RuleInfo>& all_rules() {
   static const std::vector<RuleInfo> rules = {
-      {"race", Severity::Error, "Two conflicting accesses (RAW, WAR or WAW) are concurrent."},
-      {"deadlock", Severity::Error, "A wait can never be satisfied, or waits form a cycle."},
-      {"use-after-free", Severity::Error, "A command may access a buffer after its free (or before its alloc)."},
-      {"free-in-flight", Severity::Error, "A buffer is freed while a command that accesses it may still run."},
-      {"peer-access", Severity::Error, "A device touches memory of another device that is not mapped into it."},
-      {"value-width", Severity::Error, "A wait or signal value does not fit the operation's width."},
-      {"engine", Severity::Error, "A command its queue's engine cannot run (exec or memory_barrier on a copy queue)."},
-      {"visibility", Severity::Warning, "An ordered read may see stale data: the profile needs a memory_barrier that is missing."},
-      {"signal-race", Severity::Warning, "Two writes of different values to one signal are concurrent."},
-      {"stale-wait", Severity::Note, "A wait may already be satisfied by an older value while a newer unordered write could also satisfy it."},
-      {"redundant-wait", Severity::Note, "A wait that adds no ordering: its condition already holds through ordering the queue has."},
+#define RULE(name, id, severity, fixable, summary) {Rule::name, id, Severity::severity, fixable, summary},
+#include "core/rules.def"
+#undef RULE
   };
   return rules;
 }
+
+const RuleInfo& rule_info(Rule r) { return all_rules()[size_t(r)]; }
 
 const RuleInfo* find_rule(std::string_view id) {
   for (auto& r : all_rules())

@@ -12,13 +12,23 @@ namespace qvet {
 enum class Severity { Note, Warning, Error };
 const char* severity_name(Severity s);
 
-// One rule of diagnostics.md: stable id, default severity, one-line description.
+// The rules of diagnostics.md (core/rules.def).
+enum class Rule : uint8_t {
+#define RULE(name, id, severity, fixable, summary) name,
+#include "core/rules.def"
+#undef RULE
+};
+
+// One rule: stable id, default severity, whether `qvet fix` can repair it, one-line description.
 struct RuleInfo {
+  Rule rule;
   const char* id;
   Severity severity;
+  bool fixable;
   const char* summary;
 };
 const std::vector<RuleInfo>& all_rules();
+const RuleInfo& rule_info(Rule r);
 const RuleInfo* find_rule(std::string_view id);
 
 struct Related {
@@ -60,6 +70,12 @@ struct Diagnostic {
   std::vector<Fix> fixes;
   std::vector<ScheduleStep> witness;  // races, with --witness: a schedule in which they overlap
 
+  // Sets the rule's id and default severity.
+  void set_rule(Rule r) {
+    rule = rule_info(r).id;
+    severity = rule_info(r).severity;
+  }
+  bool is(Rule r) const { return rule == rule_info(r).id; }
   // The rule's related location (invalid when there is none).
   Loc related_loc() const { return related.empty() ? Loc{} : related[0].loc; }
 };

@@ -216,7 +216,11 @@ void Engine::candidates(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const
       any_known |= knows_any_write(start, s, aw);
       // Its known lower writes may overwrite other agents' candidates too; one that follows all
       // earlier writes of the queue hides the ones before it.
-      for (size_t j = n, looked = 0; j-- > 0 && looked++ < kMaxChainedScan;) {
+      for (size_t j = n, looked = 0; j-- > 0;) {
+        if (looked++ == kMaxChainedScan) {
+          bound_reached_ = true;
+          break;
+        }
         uint32_t i = aw.idx[j];
         if (match(i) || !known_write(i) || after(i)) continue;
         lower_known.push_back(i);
@@ -254,7 +258,11 @@ void Engine::candidates(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const
       // A chained queue's releases may finish out of order: every processed write counts, back to
       // a known lower write that follows all earlier writes of the queue (it overwrites them).
       size_t taken = 0, looked = 0;
-      for (size_t j = n; j-- > 0 && taken < kMaxChainedCandidates && looked++ < kMaxChainedScan;) {
+      for (size_t j = n; j-- > 0;) {
+        if (taken == kMaxChainedCandidates || looked++ == kMaxChainedScan) {
+          bound_reached_ = true;
+          break;
+        }
         uint32_t i = aw.idx[j];
         if (after(i)) continue;
         bool kn = known_write(i);

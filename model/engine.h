@@ -89,6 +89,8 @@ class Engine {
   // check_trace runs again with those as overrides. Each round only adds ordering, so the rounds
   // stop at the least fixed point, as semantics.md asks (two rounds in practice).
   Overrides refine(bool& changed) const;
+  // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates) cut a scan short.
+  bool bound_reached() const { return bound_reached_; }
 
   const Trace& trace() const { return t_; }
   bool ran(EventRef e) const { return e.host ? host_ran_[e.id] : cmd_ran_[e.id]; }
@@ -212,6 +214,7 @@ class Engine {
   // Chained queues: how far back a wait looks for candidates, and how many it keeps
   // (docs/language-notes.md).
   static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
+  mutable bool bound_reached_ = false;  // one of them cut a scan short (said in a note)
   // The first write of `aw` at or after `from` whose value satisfies `>= v` under `mask`.
   size_t first_match(uint32_t signal, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const;
   // The first live write that could still satisfy wait `w` on agent `aw`, or kNone.

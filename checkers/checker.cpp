@@ -130,19 +130,28 @@ namespace {
 
 class Fanout : public EngineObserver {
  public:
-  explicit Fanout(std::vector<std::unique_ptr<Checker>>& cs) : cs_(cs) {}
+  // `stop_if_forced`: the first round stops feeding the checkers once a wait is forced, since
+  // another round will follow (Engine::refine) and only the last one's findings count.
+  Fanout(std::vector<std::unique_ptr<Checker>>& cs, const Engine& e, bool stop_if_forced)
+      : cs_(cs), e_(e), stop_if_forced_(stop_if_forced) {}
   void on_command(uint32_t id, const Clock& s, const Clock& e) override {
-    for (auto& c : cs_) c->on_command(id, s, e);
+    if (!stopped())
+      for (auto& c : cs_) c->on_command(id, s, e);
   }
   void on_host(uint32_t h, const Clock& k) override {
-    for (auto& c : cs_) c->on_host(h, k);
+    if (!stopped())
+      for (auto& c : cs_) c->on_host(h, k);
   }
   void on_wait(const WaitResolution& r) override {
-    for (auto& c : cs_) c->on_wait(r);
+    if (!stopped())
+      for (auto& c : cs_) c->on_wait(r);
   }
+  bool stopped() const { return stop_if_forced_ && e_.forced_any(); }
 
  private:
   std::vector<std::unique_ptr<Checker>>& cs_;
+  const Engine& e_;
+  bool stop_if_forced_;
 };
 
 }  // namespace
@@ -168,11 +177,11 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     std::vector<std::unique_ptr<Checker>> cs;
     for (auto& [id, make] : all)
       if (rules.empty() || std::find(rules.begin(), rules.end(), rule_info(id).id) != rules.end()) cs.push_back(make(ctx));
-    Fanout fan(cs);
+    Fanout fan(cs, *engine, round == 1);
     engine->run(fan);
     bool changed = false;
     overrides = engine->refine(changed);
-    if (changed && round < kMaxRounds) continue;
+    if ((changed && round < kMaxRounds) || fan.stopped()) continue;
     for (auto& c : cs) c->finish();
     std::vector<Diagnostic> ds = sink.take();
     // semantics.md: an implementation bound never changes a verdict silently.

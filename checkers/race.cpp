@@ -39,9 +39,9 @@ class RaceChecker : public Checker {
   // conflict. An earlier access is dominated by a later one of its own queue when its end is
   // known to the later access's end and the later one conflicts with whatever it conflicts with:
   // every event that races with it races with the later one too, and the later one is later in
-  // the queue's order (the one a group reports). It is dropped only once every event still to come
-  // is submitted after the later one, so both findings have the same primary and group; nothing
-  // else is dropped, so the findings are exact.
+  // the queue's order. It moves under the later one (`hidden`), where only an event submitted
+  // before the later one looks (its findings with the two fall in different groups); nothing is
+  // dropped, so the findings are exact, and the lists stay short.
   void access_all(EventRef ev, uint32_t begin, uint32_t end, const Clock& start, const Clock& end_clock) {
     reported_.clear();
     uint64_t key = c_.e.submit_key(ev);
@@ -49,30 +49,39 @@ class RaceChecker : public Checker {
       const Access& acc = c_.t.accesses[a];
       if (acc.freed_by != kNone) continue;  // use-after-free reports it; the memory may be another buffer's
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
-        auto check = [&](auto& list, const char* kind) {
-          for (const ShadowAccess& o : list)
-            if (o.ev != ev && !c_.e.known(start, o.ev)) report(o, {ev, a}, kind, lo, seg.hi);
-        };
-        check(seg.writers, acc.write ? "WAW" : "RAW");
-        if (acc.write) check(seg.readers, "WAR");
-        auto hide = [&](auto& list) {
-          for (ShadowAccess& o : list)
-            if (o.ev == ev || (same_agent(o.ev, ev) && c_.e.known(end_clock, o.ev))) o.hidden_by = std::min(o.hidden_by, key);
-          if (list.size() > 4) {  // now and then: drop what no event still to come can separate
-            uint64_t pending = c_.e.min_pending_key();
-            list.erase(std::remove_if(list.begin(), list.end(), [&](const ShadowAccess& o) { return o.hidden_by < pending; }), list.end());
+        ShadowAccess self{ev, a, acc.write, nullptr};
+        for (const ShadowAccess& o : seg.writers) visit(o, self, key, start, lo, seg.hi);
+        if (acc.write)
+          for (const ShadowAccess& o : seg.readers) visit(o, self, key, start, lo, seg.hi);
+        auto hides = [&](const ShadowAccess& o) { return o.ev == ev || (same_agent(o.ev, ev) && c_.e.known(end_clock, o.ev)); };
+        auto take = [&](auto& list) {
+          for (auto it = list.begin(); it != list.end();) {
+            if (!hides(*it)) {
+              ++it;
+              continue;
+            }
+            if (!self.hidden) self.hidden = std::make_shared<std::vector<ShadowAccess>>();
+            self.hidden->push_back(std::move(*it));
+            it = list.erase(it);
           }
         };
-        if (acc.write) {
-          hide(seg.writers);
-          hide(seg.readers);
-          seg.writers.push_back({ev, a});
-        } else {
-          hide(seg.readers);
-          seg.readers.push_back({ev, a});
-        }
+        if (acc.write) take(seg.writers);
+        take(seg.readers);
+        (acc.write ? seg.writers : seg.readers).push_back(std::move(self));
       });
     }
+  }
+  // `o` and what it hides, against the access `x` of the event being processed (submit key `key`).
+  void visit(const ShadowAccess& o, const ShadowAccess& x, uint64_t key, const Clock& start, uint64_t lo, uint64_t hi) {
+    bool own = o.ev == x.ev;
+    if (!own && c_.e.known(start, o.ev)) return;  // it knows `o`, hence all `o` hides
+    if (!o.write && !x.write) return;           // reads hide only reads
+    if (!own) report(o, x, o.write ? (x.write ? "WAW" : "RAW") : "WAR", lo, hi);
+    // Submitted after `o`, this event's finding with an access `o` hides is in the group of its
+    // finding with `o` (same primary, same queue, `o` later): no need to look.
+    if (!own && key > c_.e.submit_key(o.ev)) return;
+    if (o.hidden)
+      for (const ShadowAccess& h : *o.hidden) visit(h, x, key, start, lo, hi);
   }
 
   void report(const ShadowAccess& first, const ShadowAccess& second, const char* kind, uint64_t lo, uint64_t hi) {

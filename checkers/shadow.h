@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -15,8 +16,10 @@ namespace qvet {
 
 struct ShadowAccess {
   EventRef ev;
-  uint32_t access;                   // Trace::accesses index
-  uint64_t hidden_by = UINT64_MAX;  // race: submit key of a later access of its queue that dominates it
+  uint32_t access;  // Trace::accesses index
+  bool write = false;
+  // race: the earlier accesses of its queue to these bytes that this one dominates (see race.cpp)
+  std::shared_ptr<std::vector<ShadowAccess>> hidden;
 };
 
 struct ShadowSegment {

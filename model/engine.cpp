@@ -85,13 +85,6 @@ uint64_t Engine::word_mask(uint32_t agent, bool wait) const {
   return width_mask(wait ? wait_width(p_, agent) : signal_width(p_, agent));
 }
 
-uint64_t Engine::min_pending_key() const {
-  uint64_t k = host_pos_ < t_.host.size() ? submit_key({true, uint32_t(host_pos_)}) : UINT64_MAX;
-  for (uint32_t q = 0; q < nq_; ++q)
-    if (qs_[q].pos < t_.queue_cmds[q].size()) k = std::min(k, submit_key({false, t_.queue_cmds[q][qs_[q].pos]}));
-  return k;
-}
-
 const WaitResolution* Engine::resolution(EventRef w) const {
   uint32_t r = w.host ? host_resolution_[w.id] : cmd_resolution_[w.id];
   return r == kNone ? nullptr : &resolutions_[r];

@@ -89,6 +89,7 @@ class Engine {
   // check_trace runs again with those as overrides. Each round only adds ordering, so the rounds
   // stop at the least fixed point, as semantics.md asks (two rounds in practice).
   Overrides refine(bool& changed) const;
+  bool forced_any() const { return !forced_.empty(); }
   // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
 
@@ -114,9 +115,6 @@ class Engine {
     return e.host ? (uint64_t(e.id) << 32) : (uint64_t(t_.cmds[e.id].submit) << 32 | (e.id - t_.host[t_.cmds[e.id].submit].cmd_begin + 1));
   }
   uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
-  // The smallest submit_key of an event not processed yet (every later-processed event has at
-  // least this key). O(queues).
-  uint64_t min_pending_key() const;
   uint64_t initial_value(uint32_t signal) const { return init_[signal]; }
 
  private:

@@ -41,12 +41,19 @@ class DeadlockChecker : public Checker {
         const std::string& sname = c_.p.signals[sig].name;
         d.message = c_.what(last) + " can never be satisfied: no write that can run before it gives '" + sname + "' a value >= " +
                     std::to_string(v) + " ('" + sname + "' reaches at most " + std::to_string(reach) + ")";
-        std::string after;
-        for (const SignalWrite& x : ws)
-          if ((x.value & mask) >= v) after += (after.empty() ? "" : ", ") + c_.signal_write_text(x);
+        // A large enough write that ran and does not follow the wait was overwritten by a smaller
+        // one before the wait began; the others can only run after it (or never run).
+        std::string after, overwritten;
+        for (const SignalWrite& x : ws) {
+          if ((x.value & mask) < v) continue;
+          bool over = x.processed && !c_.e.known(*x.end, last);
+          (over ? overwritten : after) += std::string((over ? overwritten : after).empty() ? "" : ", ") + c_.signal_write_text(x);
+        }
+        if (!overwritten.empty())
+          d.notes.push_back({{}, "writes of a large enough value ran but a smaller value overwrote them before the wait began: " + overwritten});
         if (!after.empty())
           d.notes.push_back({{}, "writes of a large enough value exist but can only run after the wait: " + after});
-        else
+        if (after.empty() && overwritten.empty())
           d.notes.push_back({c_.p.signals[sig].loc, "no write of '" + sname + "' has a value >= " + std::to_string(v)});
       }
       if (dl.blocked_cmds || dl.blocked_host)

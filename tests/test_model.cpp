@@ -292,3 +292,12 @@ TEST_CASE("fix: free-in-flight gets a host wait before the free") {
   REQUIRE(c->diags[0].fixes[0].edits.size() == 1);
   CHECK(c->diags[0].fixes[0].edits[0].text == "wait s >= 1");
 }
+
+TEST_CASE("model: a deadlock after the host reset the signal says the write was overwritten") {
+  auto c = check("device g strict\nsignal s on host\nqueue c on g compute\nsignal s = 5\nsignal s = 0\nsubmit c {\n  wait s >= 3\n}\n");
+  REQUIRE(c->summary() == V{"deadlock@7"});
+  std::string notes;
+  for (auto& n : c->diags[0].notes) notes += n.message + "\n";
+  CHECK(notes.find("overwrote them before the wait began: host `signal s = 5` (line 4)") != std::string::npos);
+  CHECK(notes.find("can only run after the wait") == std::string::npos);
+}

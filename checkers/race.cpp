@@ -174,7 +174,9 @@ class RaceChecker : public Checker {
   std::string value_for(const SignalWrite& w, EventRef consumer) const {
     const Expr* src = w.event.host ? (c_.t.host[w.event.id].src ? &c_.t.host[w.event.id].src->value : nullptr)
                                    : (c_.t.cmds[w.event.id].src ? &c_.t.cmds[w.event.id].src->value : nullptr);
-    if (!src || src->is_constant()) return std::to_string(w.value);
+    // The consumer's wait compares its own width (the low dword on amd): the number it must reach.
+    std::string constant = std::to_string(w.value & c_.e.word_mask(consumer.host ? kHostAgent : c_.t.cmds[consumer.id].queue, true));
+    if (!src || src->is_constant()) return constant;
     uint32_t wctx = c_.ctx(w.event), cctx = c_.ctx(consumer);
     Expr written = *src;
     if (!w.event.host)  // a command list's parameters are the submit's argument expressions
@@ -187,7 +189,7 @@ class RaceChecker : public Checker {
       if (var.kind == Var::Param) e = e + Expr::var(v).scaled(coef);
       else if (var.kind == Var::Loop && pv && cv) e = e + (Expr::var(v) + Expr::of(*pv - *cv)).scaled(coef);
       else if (pv) e = e + Expr::of(sat_mul(coef, *pv));
-      else return std::to_string(w.value);
+      else return constant;
     }
     // A wait that goes into a command list sees the list's parameters, not the loop variables
     // of the submit: `step(k = i)` lets `i` be written `k`.
@@ -197,7 +199,7 @@ class RaceChecker : public Checker {
           if (arg.constant == 0 && arg.terms.size() == 1 && arg.terms[0].second == 1)
             e = e.substitute(arg.terms[0].first, Expr::var(k));
         for (auto& [v, coef] : e.terms)
-          if (c_.p.vars[v].kind != Var::ListParam && c_.p.vars[v].kind != Var::Param) return std::to_string(w.value);
+          if (c_.p.vars[v].kind != Var::ListParam && c_.p.vars[v].kind != Var::Param) return constant;
       }
     return to_string(e, c_.p.var_names());
   }

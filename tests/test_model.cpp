@@ -301,3 +301,11 @@ TEST_CASE("model: a deadlock after the host reset the signal says the write was 
   CHECK(notes.find("overwrote them before the wait began: host `signal s = 5` (line 4)") != std::string::npos);
   CHECK(notes.find("can only run after the wait") == std::string::npos);
 }
+
+TEST_CASE("model: a suggested wait on amd is the low dword the hardware compares") {
+  auto c = check("device g amd\nbuffer a on g 4K\nsignal s on host = 2^32\nqueue c0 on g compute\nqueue c1 on g compute\n"
+                 "submit c0 {\n  exec p writes a\n  signal s = 4\n}\nsubmit c1 {\n  exec u reads a\n}\n");
+  REQUIRE(c->summary() == V{"race@11,7"});
+  REQUIRE(!c->diags[0].fixes.empty());
+  CHECK(c->diags[0].fixes[0].description.find("`wait s >= 4`") != std::string::npos);
+}

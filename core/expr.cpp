@@ -34,6 +34,17 @@ std::string i128_to_string(i128 v) {
 }
 
 std::string format_int(i128 v) {
+  if (v >= (i128(1) << 64)) {
+    // No literal is that wide (language.md): digits in base 2^60, in parentheses so that the
+    // text parses back to the same value wherever it stands.
+    const i128 base = i128(1) << 60;
+    const i128 digits[] = {v / (base * base), v / base % base, v % base};
+    const char* scales[] = {"*2^60*2^60", "*2^60", ""};
+    std::string s;
+    for (int i = 0; i < 3; ++i)
+      if (digits[i] != 0) s += (s.empty() ? "" : " + ") + format_int(digits[i]) + scales[i];
+    return "(" + s + ")";
+  }
   if (v >= (i128(1) << 16) && (v & (v - 1)) == 0) {
     int n = 0;
     while ((i128(1) << n) != v) ++n;

@@ -256,3 +256,16 @@ TEST_CASE("expressions: exact integers - no intermediate value is silently cappe
   auto sym = test::check(std::string(head) + "submit c {\n  signal s = 2^40*v - 2^40*v + v\n}\n");
   CHECK(sym->summary().empty());
 }
+
+TEST_CASE("printer: values past 2^64 print as expressions that parse back (no literal is that wide)") {
+  SourceSet src;
+  LoadResult r = load_program_text(src, "wide.hcq",
+                                   "device g nv\nsignal tl on host\nqueue c on g compute\nsubmit c {\n  signal tl = 2^63*2 + 5\n}\n"
+                                   "wait tl >= 4G*4G*4G - 3\n");
+  REQUIRE(r.program);
+  std::string once = print_program(*r.program);
+  CHECK(once.find("(16*2^60 + 5)") != std::string::npos);
+  LoadResult r2 = load_program_text(src, "printed.hcq", once);
+  REQUIRE(r2.program);
+  CHECK(print_program(*r2.program) == once);
+}

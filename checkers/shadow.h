@@ -23,15 +23,18 @@ struct ShadowAccess {
 };
 
 struct ShadowSegment {
-  uint64_t hi;
+  uint64_t hi = 0;
   boost::container::small_vector<ShadowAccess, 1> writers, readers;
 };
 
-class ShadowMemory {
+// Per base buffer, an interval map from byte ranges to a Segment (which has `uint64_t hi`, the
+// end of its range, and whatever a rule keeps for those bytes).
+template <class Segment>
+class ShadowMap {
  public:
-  using Map = std::map<uint64_t, ShadowSegment>;  // key: segment start
+  using Map = std::map<uint64_t, Segment>;  // key: segment start
 
-  explicit ShadowMemory(size_t buffers) : maps_(buffers) {}
+  explicit ShadowMap(size_t buffers) : maps_(buffers) {}
   // Makes segments tile [lo, hi) exactly and calls f(lo, segment) for each, in order.
   template <class F>
   void for_range(uint32_t buffer, uint64_t lo, uint64_t hi, F&& f) {
@@ -42,8 +45,9 @@ class ShadowMemory {
     auto it = m.lower_bound(lo);
     while (pos < hi) {
       if (it == m.end() || it->first > pos) {
-        uint64_t end = it == m.end() ? hi : std::min(hi, it->first);
-        it = m.emplace_hint(it, pos, ShadowSegment{end, {}, {}});
+        Segment fresh{};
+        fresh.hi = it == m.end() ? hi : std::min(hi, it->first);
+        it = m.emplace_hint(it, pos, std::move(fresh));
       }
       f(it->first, it->second);
       pos = it->second.hi;
@@ -57,12 +61,14 @@ class ShadowMemory {
     if (it == m.begin()) return;
     --it;
     if (it->first < x && x < it->second.hi) {
-      ShadowSegment right = it->second;
+      Segment right = it->second;
       it->second.hi = x;
       m.emplace(x, std::move(right));
     }
   }
   std::vector<Map> maps_;
 };
+
+using ShadowMemory = ShadowMap<ShadowSegment>;
 
 }  // namespace qvet

@@ -2,10 +2,11 @@
 // last written by another agent (the host or another device) needs a `memory_barrier` on its
 // queue between that write and the read: end(w) -> start(m) and end(m) -> start(r).
 // Copy engines read memory directly (DMA, no cache to invalidate), so only `exec` reads count.
-#include "checkers/checker.h"
 #include <algorithm>
-#include <map>
 #include <memory>
+
+#include "checkers/checker.h"
+#include "checkers/shadow.h"
 
 namespace qvet {
 
@@ -14,7 +15,7 @@ namespace {
 class VisibilityChecker : public Checker {
  public:
   explicit VisibilityChecker(const CheckContext& c)
-      : Checker(c), maps_(c.p.buffers.size()), last_mb_(c.p.queues.size()), has_mb_(c.p.queues.size(), false), groups_(c) {
+      : Checker(c), shadow_(c.p.buffers.size()), last_mb_(c.p.queues.size()), has_mb_(c.p.queues.size(), false), groups_(c) {
     for (const Device& d : c.p.devices) active_ |= profile_of(d.arch).reads_need_acquire;
   }
 
@@ -54,43 +55,19 @@ class VisibilityChecker : public Checker {
     std::vector<std::shared_ptr<WriteNode>> hidden;
   };
   struct Segment {
-    uint64_t hi;
+    uint64_t hi = 0;
     std::vector<std::shared_ptr<WriteNode>> writes;  // not known to any later write of these bytes
   };
-  using Map = std::map<uint64_t, Segment>;
   bool active_ = false;  // some profile needs an acquire
-  std::vector<Map> maps_;
+  ShadowMap<Segment> shadow_;
   std::vector<Clock> last_mb_;  // per queue: what its latest memory_barrier knew when it started
   std::vector<bool> has_mb_;
   PairGroups groups_;
 
-  template <class F>
-  void for_range(uint32_t buffer, uint64_t lo, uint64_t hi, F&& f) {
-    Map& m = maps_[buffer];
-    for (uint64_t x : {lo, hi}) {
-      auto it = m.upper_bound(x);
-      if (it == m.begin()) continue;
-      --it;
-      if (it->first < x && x < it->second.hi) {
-        Segment right = it->second;
-        it->second.hi = x;
-        m.emplace(x, std::move(right));
-      }
-    }
-    uint64_t pos = lo;
-    auto it = m.lower_bound(lo);
-    while (pos < hi) {
-      if (it == m.end() || it->first > pos) it = m.emplace_hint(it, pos, Segment{it == m.end() ? hi : std::min(hi, it->first), {}});
-      f(it->first, it->second);
-      pos = it->second.hi;
-      ++it;
-    }
-  }
-
   void record_write(EventRef ev, uint32_t a, const Clock& start) {
     const Access& acc = c_.t.accesses[a];
     auto clock = std::make_shared<const Clock>(start);
-    for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, Segment& seg) {
+    shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, Segment& seg) {
       auto node = std::make_shared<WriteNode>(WriteNode{ev, clock, {}});
       std::vector<std::shared_ptr<WriteNode>> keep;
       for (auto& w : seg.writes) (w->ev != ev && c_.e.known(start, w->ev) ? node->hidden : keep).push_back(w);
@@ -122,7 +99,7 @@ class VisibilityChecker : public Checker {
 
   void check_read(EventRef r, const Access& acc, uint32_t dev, const Clock& start) {
     uint32_t q = c_.t.cmds[r.id].queue;
-    for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, Segment& seg) {
+    shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, Segment& seg) {
       for (const WriteNode* w : last_writes(seg, start)) {
         if (c_.agent(w->ev) == dev || w->ev == r) continue;  // same agent: coherent
         if (has_mb_[q] && c_.e.known(last_mb_[q], w->ev)) continue;

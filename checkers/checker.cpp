@@ -25,8 +25,7 @@ void DiagnosticSink::add(Diagnostic d, uint32_t ctx, uint64_t order) {
 
 Diagnostic* PairGroups::add(EventRef primary, EventRef related) {
   uint32_t rq = related.host ? kHostAgent : c_.t.cmds[related.id].queue;
-  uint64_t pk = uint64_t(primary.host) << 32 | primary.id;
-  auto [it, fresh] = index_.try_emplace({pk, rq}, groups_.size());
+  auto [it, fresh] = index_.try_emplace({Engine::event_key(primary), rq}, groups_.size());
   if (fresh) {
     groups_.push_back({primary, related, {}, {}});
     return &groups_.back().d;

@@ -76,7 +76,7 @@ class RaceChecker : public Checker {
     bool own = o.ev == x.ev;
     if (!own && c_.e.known(start, o.ev)) return;  // it knows `o`, hence all `o` hides
     if (!o.write && !x.write) return;           // reads hide only reads
-    if (!own) report(o, x, o.write ? (x.write ? "WAW" : "RAW") : "WAR", lo, hi);
+    if (!own) report(o, x, lo, hi);
     // Submitted after `o`, this event's finding with an access `o` hides is in the group of its
     // finding with `o` (same primary, same queue, `o` later): no need to look.
     if (!own && key > c_.e.submit_key(o.ev)) return;
@@ -84,7 +84,8 @@ class RaceChecker : public Checker {
       for (const ShadowAccess& h : *o.hidden) visit(h, x, key, start, lo, hi);
   }
 
-  void report(const ShadowAccess& first, const ShadowAccess& second, const char* kind, uint64_t lo, uint64_t hi) {
+  // `first` was processed before `second`.
+  void report(const ShadowAccess& first, const ShadowAccess& second, uint64_t lo, uint64_t hi) {
     if (std::find(reported_.begin(), reported_.end(), first.ev) != reported_.end()) return;
     reported_.push_back(first.ev);
     // Primary: the access submitted later; related: the earlier one.
@@ -92,13 +93,11 @@ class RaceChecker : public Checker {
     if (c_.e.submit_key(first.ev) > c_.e.submit_key(second.ev)) std::swap(later, earlier);
     Diagnostic* d = groups_.add(later.ev, earlier.ev);
     if (!d) return;
-    found_order_[{later.ev, earlier.ev}] = {first.ev, second.ev};
+    found_order_[{Engine::event_key(later.ev), Engine::event_key(earlier.ev)}] = {first.ev, second.ev};
     const Access& la = c_.t.accesses[later.access];
     const Access& ea = c_.t.accesses[earlier.access];
-    std::string kindname = kind;
     // The kind reads in submission order: the earlier access first.
-    if (kindname == "RAW" && !ea.write) kindname = "WAR";
-    else if (kindname == "WAR" && ea.write) kindname = "RAW";
+    std::string kindname = ea.write ? (la.write ? "WAW" : "RAW") : "WAR";
     const Buffer& buf = c_.p.buffers[la.buffer];
     d->set_rule(Rule::Race);
     d->loc = c_.loc(later.ev);
@@ -107,13 +106,8 @@ class RaceChecker : public Checker {
                  " (line " + std::to_string(c_.loc(earlier.ev).line) + ") may still " + (ea.write ? "write" : "read") + " them";
     d->related.push_back({c_.loc(earlier.ev), "the earlier access: " + c_.what(earlier.ev)});
   }
-  struct PairLess {
-    bool operator()(const std::pair<EventRef, EventRef>& a, const std::pair<EventRef, EventRef>& b) const {
-      auto key = [](EventRef e) { return uint64_t(e.host) << 32 | e.id; };
-      return std::make_pair(key(a.first), key(a.second)) < std::make_pair(key(b.first), key(b.second));
-    }
-  };
-  std::map<std::pair<EventRef, EventRef>, std::pair<EventRef, EventRef>, PairLess> found_order_;  // (later, earlier) -> processing order
+  // (later, earlier) by Engine::event_key -> the two in processing order (for witnesses)
+  std::map<std::pair<uint64_t, uint64_t>, std::pair<EventRef, EventRef>> found_order_;
 
   // The last wait before `ev` on its queue (or the host's last wait before a host event).
   EventRef nearest_wait(EventRef ev) const {
@@ -159,7 +153,7 @@ class RaceChecker : public Checker {
       explain(d, earlier, later);
       suggest_fix(d, earlier, later);
       if (c_.witness && witnesses++ < kMaxWitnesses) {
-        auto [a, b] = found_order_.at({later, earlier});
+        auto [a, b] = found_order_.at({Engine::event_key(later), Engine::event_key(earlier)});
         d.witness = witness_schedule(c_.t, a, b);
       }
     });

@@ -331,7 +331,7 @@ Engine::Overrides Engine::refine(bool& changed) const {
 // largest counts, as in the oracle. Cheap when every write so far has the same high half.
 uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
   uint64_t init = init_[s] & ~uint64_t(0xffffffffu);
-  if (uniform_high_[s]) return processed_order_[s].empty() ? init : writes_[s][processed_order_[s].back()].value;
+  if (uniform_high_[s]) return init;
   std::vector<uint32_t> latest;
   std::vector<uint32_t> agents_done;
   for (auto it = processed_order_[s].rbegin(); it != processed_order_[s].rend(); ++it) {
@@ -359,9 +359,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     const SignalWrite& prev = writes_[s][aw->idx[aw->processed - 1]];
     w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
   }
-  uint64_t first_high = processed_order_[s].empty() ? init_[s] : writes_[s][processed_order_[s].front()].value;
-  if (((w.value ^ first_high) & ~uint64_t(0xffffffffu)) != 0 || ((first_high ^ init_[s]) & ~uint64_t(0xffffffffu)) != 0)
-    uniform_high_[s] = false;
+  if ((w.value ^ init_[s]) & ~uint64_t(0xffffffffu)) uniform_high_[s] = false;
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   w.processed = true;

@@ -3,11 +3,11 @@
 //
 // It processes commands in an order consistent with happens-before (a linear extension):
 // every queue and the host advance in order; a wait is resolved once every write that could
-// satisfy it has been processed or can only come after it, which computes the wait rule's least
-// fixed point without iterating. When every agent is stuck, the stuck waits form a small graph
-// (wait -> the wait that holds back a write it needs); its strongly connected components are
-// either resolved with the writes already made or reported as deadlocks (no candidate, or a
-// cycle). Cost is linear in the trace, times the number of queues for clock operations.
+// satisfy it has been processed or can only come after it. When every agent is stuck, the stuck
+// waits form a small graph (wait -> the wait that holds back a write it needs); in each of its
+// sink components one wait is forced (resolved from below, see `refine`), or the component is a
+// deadlock (no candidate, or a cycle). Cost is linear in the trace, times the number of queues
+// for clock operations, times the rounds `refine` asks for (one, or two when a wait was forced).
 //
 // Checkers observe the run through EngineObserver; the simulator and the checkers read the
 // same rules, which live here and in model/profile.h only.
@@ -222,7 +222,7 @@ class Engine {
   std::vector<uint32_t> host_write_;  // per host event
   std::vector<uint64_t> init_;
   std::vector<std::vector<uint32_t>> processed_order_;  // per signal: writes in processing order
-  std::vector<bool> uniform_high_;  // per signal: every write so far (and the initial value) has one high half
+  std::vector<bool> uniform_high_;  // per signal: every write so far has the initial value's high half
   uint64_t high_half_before(uint32_t signal, const Clock& end) const;
   std::vector<WaitResolution> resolutions_;
   std::vector<uint32_t> cmd_resolution_, host_resolution_;

@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       std::cout << "--- " << (files.empty() ? "seed " + std::to_string(seed + k) : name) << (ok ? " agrees" : " DISAGREES") << "\n";
       if (!error.empty()) std::cout << "input error (a generator bug): " << error << "\n";
       std::cout << "qvet:   " << join(mine) << "\noracle: " << join(theirs) << "\n";
-      if ((!ok || print) && files.empty()) {
+      if (files.empty()) {  // a generated program: show it
         int n = 0;
         for (size_t p = 0, q; p < text.size(); p = q + 1) {
           q = text.find('\n', p);

@@ -53,6 +53,7 @@ struct Raw {  // one finding before grouping and merging
   Ev primary;
   Ev related;
   bool has_related;
+  uint32_t decl_line = 0;  // peer-access: the related location is a declaration, not an event
 };
 
 class Oracle {
@@ -91,6 +92,7 @@ class Oracle {
   bool hb(size_t x, size_t y) const { return reach_[y].get(x); }
   bool dead(const Ev& e) const { return e.host ? dead_host_[e.id] : dead_cmd_[e.id]; }
   uint32_t line(const Ev& e) const { return e.host ? t_.host[e.id].loc.line : t_.cmds[e.id].loc.line; }
+  static uint64_t key(const Ev& e) { return uint64_t(e.host) << 40 | e.id; }
   uint64_t submit_key(const Ev& e) const {
     if (e.host) return uint64_t(e.id) << 32;
     const TraceCmd& c = t_.cmds[e.id];
@@ -464,7 +466,6 @@ class Oracle {
     std::vector<Acc> acc = live_accesses();
     // race: every pair of conflicting accesses of two events that nothing orders.
     std::set<std::pair<uint64_t, uint64_t>> raced;
-    auto key = [&](const Ev& e) { return uint64_t(e.host) << 40 | e.id; };
     for (size_t i = 0; i < acc.size(); ++i)
       for (size_t j = i + 1; j < acc.size(); ++j) {
         const Acc &x = acc[i], &y = acc[j];
@@ -531,7 +532,7 @@ class Oracle {
           for (uint32_t m : t_.queue_cmds[q])
             if (t_.cmds[m].op == CmdOp::MemoryBarrier && !dead_cmd_[m] && hb(E(w->ev), S({false, m})) && hb(E({false, m}), S(r.ev)))
               acquired = true;
-          if (!acquired && flagged.insert(uint64_t(w->ev.host) << 40 | w->ev.id).second)
+          if (!acquired && flagged.insert(key(w->ev)).second)
             raw_.push_back({"visibility", r.ev, w->ev, true});
         }
       }
@@ -561,10 +562,10 @@ class Oracle {
       for (uint32_t a = tc.acc_begin; a < tc.acc_end; ++a) {
         uint32_t b = t_.accesses[a].buffer;
         if (!reachable(q.device, p_.buffers[b].owner, {ObjectRef::Buffer, b}))
-          raw_.push_back({"peer-access@" + std::to_string(p_.buffers[b].loc.line), ev, {}, false});
+          raw_.push_back({"peer-access", ev, {}, false, p_.buffers[b].loc.line});
       }
       if (tc.signal != kNone && !reachable(q.device, p_.signals[tc.signal].owner, {ObjectRef::Signal, tc.signal}))
-        raw_.push_back({"peer-access@" + std::to_string(p_.signals[tc.signal].loc.line), ev, {}, false});
+        raw_.push_back({"peer-access", ev, {}, false, p_.signals[tc.signal].loc.line});
     }
     for (uint32_t h = 0; h < t_.host.size(); ++h) {
       const HostEvent& e = t_.host[h];
@@ -596,20 +597,15 @@ class Oracle {
         single.push_back(r);
         continue;
       }
-      auto k = std::make_tuple(r.rule, uint64_t(r.primary.host) << 40 | r.primary.id, queue_of(r.related));
+      auto k = std::make_tuple(r.rule, key(r.primary), queue_of(r.related));
       auto [it, fresh] = groups.try_emplace(k, r);
       if (!fresh && queue_order(r.related) > queue_order(it->second.related)) it->second = r;
     }
     for (auto& [k, r] : groups) single.push_back(r);
     std::map<std::tuple<std::string, uint32_t, uint32_t>, std::pair<uint64_t, Finding>> merged;
     for (const Raw& r : single) {
-      std::string rule = r.rule;
-      uint32_t rel = 0;
-      if (rule.rfind("peer-access@", 0) == 0) rel = uint32_t(std::stoul(rule.substr(12))), rule = "peer-access";
-      if (r.has_related) rel = line(r.related);
-      Finding f{rule, line(r.primary), rel};
-      auto k = std::make_tuple(rule, std::min(f.line, f.related ? f.related : f.line), std::max(f.line, f.related));
-      if (!f.related) k = std::make_tuple(rule, f.line, 0u);
+      Finding f{r.rule, line(r.primary), r.has_related ? line(r.related) : r.decl_line};
+      auto k = std::make_tuple(r.rule, std::min(f.line, f.related), std::max(f.line, f.related));
       uint64_t order = submit_key(r.primary);
       auto [it, fresh] = merged.try_emplace(k, order, f);
       if (!fresh && order < it->second.first) it->second = {order, f};

@@ -508,8 +508,13 @@ bool Engine::step_host(EngineObserver& obs) {
       return false;
     k.join(learned);
   }
-  if (e.op == HostOp::Wait) host_epochs_.push_back(std::make_shared<const Clock>(k));
-  if (e.op == HostOp::Submit) submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
+  // A wait starts a new epoch; its clock is kept once a submit needs it (waits in a row keep one).
+  if (e.op == HostOp::Wait) host_epoch_stale_ = true;
+  if (e.op == HostOp::Submit) {
+    if (host_epoch_stale_) host_epochs_.push_back(std::make_shared<const Clock>(host_clock_));
+    host_epoch_stale_ = false;
+    submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
+  }
   if (e.op == HostOp::Free) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
   if (host_write_[h] != kNone) record_write(e.signal, host_write_[h], k);
   host_clock_ = k;

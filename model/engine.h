@@ -205,6 +205,7 @@ class Engine {
   // index grows. So each submit records the clock of the latest host wait (an "epoch").
   std::vector<std::shared_ptr<const Clock>> host_epochs_;
   std::vector<uint32_t> submit_epoch_;  // per host event (submits)
+  bool host_epoch_stale_ = false;       // a host wait ran since the last epoch was kept
   std::vector<std::pair<uint32_t, std::shared_ptr<const Clock>>> kept_host_clocks_;
   std::vector<std::vector<SignalWrite>> writes_;  // per signal, in agent order within each agent
   // per signal: per agent, indices into writes_[signal] in agent order, and how many are processed

@@ -2,8 +2,11 @@
 # qvet benchmark suite (not a test): parse throughput, check throughput per rule family and in
 # total, peak memory per command, and the naive transitive-closure baseline where it fits.
 # Usage: bench/run.sh [MAX_COMMANDS]   (default 1000000; 10000000 needs ~10 GB and a few minutes)
+#        bench/run.sh --shapes          (only the stress shapes, 10^3 to 10^5 commands; SHAPE_MAX=N to change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+only_shapes=0
+if [ "${1:-}" = "--shapes" ]; then only_shapes=1; shift; fi
 max=${1:-1000000}
 # The README's build: Release (-O3).
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -33,6 +36,7 @@ measure1() {
     END { if (p == "") p = l; print p, w, e, r }'
 }
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+if [ "$only_shapes" = 0 ]; then
 echo
 echo "| commands | file MB | parse s | parse MB/s | parse cmds/s | check s (all rules, end to end, wall) | check cmds/s | peak MiB | bytes/cmd | naive closure s | naive MiB |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -64,4 +68,27 @@ echo "| none (ordering engine) | $base | - |"
 for r in race deadlock use-after-free free-in-flight peer-access value-width engine visibility signal-race stale-wait redundant-wait; do
   read -r _ _ e _ < <(measure "$f" --rules "$r")
   awk -v r="$r" -v e="$e" -v b="$base" 'BEGIN { d = e - b; if (d < 0) d = 0; printf "| %s | %.3f | %.3f |\n", r, e, d }'
+done
+
+fi
+
+# Shapes that stress one cost each (qvet gen --shape; docs/performance.md): the cost per command
+# may not grow by more than 1.5x from 10^4 to 10^5 commands. `engine` is the ordering engine
+# alone (--rules none), `all` every rule.
+echo
+echo "Shapes (seconds and peak MiB; per command: microseconds):"
+echo "| shape | commands | all rules s | us/cmd | engine alone s | us/cmd | peak MiB |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+shape_max=${SHAPE_MAX:-100000}
+for shape in chained-waits sliding-reads many-queues param-loop; do
+  n=1000
+  while [ "$n" -le "$shape_max" ]; do
+    f=$dir/$shape$n.hcq
+    "$q" gen --shape "$shape" --commands "$n" -o "$f"
+    read -r _ c _ r < <(measure1 "$f")
+    read -r _ ce _ _ < <(measure1 "$f" --rules none)
+    awk -v s="$shape" -v n="$n" -v c="$c" -v e="$ce" -v r="$r" 'BEGIN {
+      printf "| %s | %d | %.3f | %.1f | %.3f | %.1f | %d |\n", s, n, c, c * 1e6 / n, e, e * 1e6 / n, r }'
+    n=$((n * 10))
+  done
 done

@@ -13,6 +13,8 @@ struct ByQueue {
   template <class E>
   bool operator()(const E& e, uint32_t q) const { return e.queue < q; }
 };
+// Runs ordered by (queue, lo).
+bool before(const Clock::Run& r, uint32_t q, uint32_t i) { return r.queue < q || (r.queue == q && r.lo <= i); }
 }  // namespace
 
 const Clock::Entry* Clock::find(uint32_t q) const {
@@ -33,7 +35,12 @@ bool Clock::front_end_cmd(uint32_t q, uint32_t i) const {
 }
 
 bool Clock::in_extras(uint32_t q, uint32_t i) const {
-  return !extra_.empty() && std::binary_search(extra_.begin(), extra_.end(), std::pair{q, i});
+  if (extra_.empty()) return false;
+  // The last run that starts at or before i.
+  auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return before(r, q, i); });
+  if (it == extra_.begin()) return false;
+  --it;
+  return it->queue == q && i < it->hi;
 }
 
 bool Clock::knows(uint32_t q, uint32_t i) const {
@@ -44,15 +51,22 @@ bool Clock::knows(uint32_t q, uint32_t i) const {
   return in_extras(q, i);
 }
 
+template <class Runs>
+void Clock::append(Runs& runs, uint32_t q, uint32_t lo, uint32_t hi) {
+  if (lo >= hi) return;
+  if (!runs.empty() && runs.back().queue == q && runs.back().hi >= lo) runs.back().hi = std::max(runs.back().hi, hi);
+  else runs.push_back({q, lo, hi});
+}
+
 void Clock::normalize(Entry& e) {
   uint32_t q = e.queue;
-  auto first = std::lower_bound(extra_.begin(), extra_.end(), std::pair{q, uint32_t(0)});
+  auto first = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return r.queue < q; });
   auto last = first;
-  while (last != extra_.end() && last->first == q) ++last;
+  while (last != extra_.end() && last->queue == q) ++last;
   for (auto it = first;;) {
-    while (it != last && it->second < e.done) ++it;
-    if (it != last && it->second == e.done) {
-      ++e.done, ++it;
+    while (it != last && it->hi <= e.done) ++it;
+    if (it != last && it->lo <= e.done) {
+      e.done = it->hi, ++it;
     } else if (e.done < e.fe && front_end_cmd(q, e.done)) {
       ++e.done;
     } else {
@@ -61,10 +75,15 @@ void Clock::normalize(Entry& e) {
   }
   e.fe = std::max(e.fe, e.done);
   if (first == last) return;
-  auto covered = [&](const std::pair<uint32_t, uint32_t>& x) {
-    return x.second < e.done || (x.second < e.fe && front_end_cmd(q, x.second));
-  };
-  extra_.erase(std::remove_if(first, last, covered), last);
+  // Runs below done go; a run that starts below it is cut.
+  auto keep = first;
+  for (auto it = first; it != last; ++it) {
+    if (it->hi <= e.done) continue;
+    Run r = *it;
+    r.lo = std::max(r.lo, e.done);
+    *keep++ = r;
+  }
+  extra_.erase(keep, last);
 }
 
 void Clock::normalize_all() {
@@ -91,8 +110,25 @@ void Clock::add_end(uint32_t q, uint32_t i) {
     normalize(e);
     return;
   }
-  auto it = std::lower_bound(extra_.begin(), extra_.end(), std::pair{q, i});
-  if (it == extra_.end() || *it != std::pair{q, i}) extra_.insert(it, {q, i});
+  // Insert [i, i + 1), merging with the runs it touches.
+  auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return before(r, q, i); });
+  if (it != extra_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->queue == q && prev->hi >= i) {
+      if (prev->hi > i) return;  // known
+      prev->hi = i + 1;
+      if (it != extra_.end() && it->queue == q && it->lo == i + 1) {
+        prev->hi = it->hi;
+        extra_.erase(it);
+      }
+      return;
+    }
+  }
+  if (it != extra_.end() && it->queue == q && it->lo == i + 1) {
+    it->lo = i;
+    return;
+  }
+  extra_.insert(it, Run{q, i, i + 1});
 }
 
 void Clock::join(const Clock& o) {
@@ -124,25 +160,51 @@ void Clock::join(const Clock& o) {
     }
     q_ = std::move(merged);
   }
-  if (!o.extra_.empty() || !extra_.empty()) {
+  if (!o.extra_.empty()) {
     decltype(extra_) merged;
-    std::set_union(extra_.begin(), extra_.end(), o.extra_.begin(), o.extra_.end(), std::back_inserter(merged));
+    auto a = extra_.cbegin();
+    auto b = o.extra_.cbegin();
+    while (a != extra_.cend() || b != o.extra_.cend()) {
+      bool take_a = b == o.extra_.cend() || (a != extra_.cend() && before(*a, b->queue, b->lo));
+      const Run& r = take_a ? *a++ : *b++;
+      append(merged, r.queue, r.lo, r.hi);
+    }
     extra_ = std::move(merged);
-    for (auto& [q, i] : extra_) entry(q);  // so that normalize sees every queue with extras
-    changed = true;
+    for (const Run& r : extra_) entry(r.queue);  // so that normalize sees every queue with runs
   }
-  if (changed) normalize_all();
+  if (changed || !extra_.empty()) normalize_all();
 }
 
 void Clock::meet(const Clock& o) {
   if (!t_) t_ = o.t_;
   host_ = std::min(host_, o.host_);
-  // Ends known to both: below both prefixes and front ends, or an extra of one the other knows.
-  decltype(extra_) kept;
-  for (auto& e : extra_)
-    if (o.knows(e.first, e.second)) kept.push_back(e);
-  for (auto& e : o.extra_)
-    if (knows(e.first, e.second)) kept.push_back(e);
+  // Ends known to both: below both prefixes and front ends, or in a run of one that the other knows.
+  std::vector<Run> kept;
+  auto clip = [&](const Clock& mine, const Clock& other) {
+    for (const Run& r : mine.extra_) {
+      const Entry* oe = other.find(r.queue);
+      uint32_t od = oe ? oe->done : 0, of = oe ? oe->fe : 0;
+      // The other's prefix, then its runs, then (one by one) its front-end commands below fe.
+      if (r.lo < od) kept.push_back({r.queue, r.lo, std::min(r.hi, od)});
+      uint32_t lo = std::max(r.lo, od);
+      for (uint32_t i = lo; i < r.hi;) {
+        auto it = std::partition_point(other.extra_.begin(), other.extra_.end(), [&](const Run& x) { return before(x, r.queue, i); });
+        if (it != other.extra_.begin() && std::prev(it)->queue == r.queue && std::prev(it)->hi > i) {
+          uint32_t hi = std::min(r.hi, std::prev(it)->hi);
+          kept.push_back({r.queue, i, hi});
+          i = hi;
+          continue;
+        }
+        // Not in the other's runs: up to the next run, only its front-end commands below fe.
+        uint32_t next = it != other.extra_.end() && it->queue == r.queue ? std::min(r.hi, it->lo) : r.hi;
+        for (uint32_t j = i; j < std::min(next, of); ++j)
+          if (front_end_cmd(r.queue, j)) kept.push_back({r.queue, j, j + 1});
+        i = next;
+      }
+    }
+  };
+  clip(*this, o);
+  clip(o, *this);
   decltype(q_) both;
   auto a = q_.cbegin();
   auto b = o.q_.cbegin();
@@ -156,25 +218,41 @@ void Clock::meet(const Clock& o) {
     }
   }
   q_ = std::move(both);
-  std::sort(kept.begin(), kept.end());
-  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-  extra_ = std::move(kept);
-  for (auto& [q, i] : extra_) entry(q);
+  std::sort(kept.begin(), kept.end(), [](const Run& x, const Run& y) { return x.queue != y.queue ? x.queue < y.queue : x.lo < y.lo; });
+  extra_.clear();
+  for (const Run& r : kept) append(extra_, r.queue, r.lo, r.hi);
+  for (const Run& r : extra_) entry(r.queue);
   normalize_all();
+}
+
+bool Clock::covers(uint32_t q, uint32_t lo, uint32_t hi) const {
+  const Entry* e = find(q);
+  uint32_t d = e ? e->done : 0, f = e ? e->fe : 0;
+  for (uint32_t i = std::max(lo, d); i < hi;) {
+    auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& x) { return before(x, q, i); });
+    if (it != extra_.begin() && std::prev(it)->queue == q && std::prev(it)->hi > i) {
+      i = std::prev(it)->hi;
+      continue;
+    }
+    if (i < f && front_end_cmd(q, i)) {
+      ++i;
+      continue;
+    }
+    return false;
+  }
+  return true;
 }
 
 bool Clock::leq(const Clock& o) const {
   if (host_ > o.host_) return false;
   for (const Entry& e : q_) {
+    if (!o.covers(e.queue, 0, e.done)) return false;
     const Entry* oe = o.find(e.queue);
-    uint32_t od = oe ? oe->done : 0, of = oe ? oe->fe : 0;
-    for (uint32_t i = od; i < e.done; ++i)
-      if (!o.knows(e.queue, i)) return false;
-    for (uint32_t i = std::max(of, e.done); i < e.fe; ++i)
+    for (uint32_t i = std::max(oe ? oe->fe : 0, e.done); i < e.fe; ++i)
       if (front_end_cmd(e.queue, i) && !o.knows(e.queue, i)) return false;
   }
-  for (auto& e : extra_)
-    if (!o.knows(e.first, e.second)) return false;
+  for (const Run& r : extra_)
+    if (!o.covers(r.queue, r.lo, r.hi)) return false;
   return true;
 }
 

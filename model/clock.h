@@ -3,7 +3,8 @@
 // For a queue q it knows the ends of: its first `done` commands; every command below `fe` that
 // ends when its front end passes it (a wait, a memory_barrier: `ends_at_front_end`), so a front
 // end that ran ahead of slow kernels does not collect one entry per wait; and a few `extras`
-// beyond those (overlapping and chained queues finish out of order). Queues it knows nothing of
+// beyond those, as runs of consecutive commands (overlapping and chained queues finish out of
+// order; a chain of kernels behind a wait is one run, not one entry per kernel). Queues it knows nothing of
 // take no room: clocks stay small when a program declares many queues but each event hears of
 // few. Host statements are totally ordered, so one number covers the host.
 // join is the union of knowledge (an event after both), meet the intersection (the wait rule:
@@ -34,7 +35,10 @@ class Clock {
   bool knows(uint32_t queue, uint32_t index) const;
   void add_end(uint32_t queue, uint32_t index);  // the end of command `index` of `queue` happened
   uint32_t done(uint32_t queue) const { const Entry* e = find(queue); return e ? e->done : 0; }
-  // The known ends beyond the prefixes and front ends, as (queue, index), sorted.
+  // The known ends beyond the prefixes and front ends: runs of commands [lo, hi) of a queue, sorted.
+  struct Run {
+    uint32_t queue, lo, hi;
+  };
   const auto& extras() const { return extra_; }
 
   void join(const Clock& o);
@@ -51,6 +55,10 @@ class Clock {
   Entry& entry(uint32_t queue);  // found or inserted
   bool front_end_cmd(uint32_t queue, uint32_t index) const;
   bool in_extras(uint32_t queue, uint32_t index) const;
+  bool covers(uint32_t queue, uint32_t lo, uint32_t hi) const;  // knows every command in [lo, hi)
+  // Appends [lo, hi) of `queue` to sorted runs, merging it with the last run when they touch.
+  template <class Runs>
+  static void append(Runs& runs, uint32_t queue, uint32_t lo, uint32_t hi);
   // Restores the invariants of `queue`'s entry: done as far as known ends reach, no extra below
   // done or covered by fe.
   void normalize(Entry& e);
@@ -61,7 +69,7 @@ class Clock {
   // Sorted by queue, only queues with something known. Inline storage: copying a clock of up to
   // 24 queues allocates nothing (clocks are copied per command).
   boost::container::small_vector<Entry, 24> q_;
-  boost::container::small_vector<std::pair<uint32_t, uint32_t>, 2> extra_;  // (queue, index), sorted
+  boost::container::small_vector<Run, 2> extra_;  // sorted by (queue, lo), disjoint, not touching
 };
 
 }  // namespace qvet

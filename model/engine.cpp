@@ -114,11 +114,18 @@ bool Engine::ordered_agent(uint32_t agent) const { return agent == kHostAgent ||
 bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw) const {
   if (aw.processed == 0) return false;
   uint32_t q = aw.agent;
-  if (t_.cmds[writes_[s][aw.idx[0]].event.id].index < k.done(q)) return true;
-  for (auto [eq, index] : k.extras()) {
-    if (eq != q) continue;
-    const TraceCmd& c = t_.cmds[t_.queue_cmds[q][index]];
-    if (c.op == CmdOp::Signal && c.signal == s) return true;
+  auto index_of = [&](size_t j) { return t_.cmds[writes_[s][aw.idx[j]].event.id].index; };
+  if (index_of(0) < k.done(q)) return true;
+  // A run of known ends that holds one of its writes (their queue indices grow in agent order).
+  for (const Clock::Run& r : k.extras()) {
+    if (r.queue != q) continue;
+    size_t lo = 0, hi = aw.processed;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (index_of(mid) < r.lo) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < aw.processed && index_of(lo) < r.hi) return true;
   }
   return false;
 }

@@ -23,6 +23,9 @@
 #include "core/json_io.h"
 #include "core/parser.h"
 #include "core/printer.h"
+#include "devices/compare.h"
+#include "devices/sim/sim.h"
+#include "devices/sim/summary.h"
 #include "model/graph.h"
 
 using namespace qvet;
@@ -41,6 +44,7 @@ const char* kUsage =
     "  print     print the canonical .hcq form, or the IR as JSON (--format json)\n"
     "  graph     print the happens-before graph as Graphviz DOT\n"
     "  fix       repair races with verified waits and print the diff\n"
+    "  sim       execute the program on a simulated machine under many schedules\n"
     "  gen       write a deterministic synthetic program (for benchmarks)\n"
     "  version   print the version\n"
     "  help      print this help, or `qvet help COMMAND`\n"
@@ -82,6 +86,23 @@ const char* kGraphHelp =
     "  signal->wait edges dashed, races red. --around keeps only events within --radius hops\n"
     "  (default 3) of the commands on LINE.\n";
 
+const char* kSimHelp =
+    "usage: qvet sim [options] FILE\n"
+    "\n"
+    "Executes the program on a simulated machine (docs/simulator.md) under --runs schedules and\n"
+    "prints what was observed: races (overlapping conflicting accesses, reads that saw different\n"
+    "versions in different runs), hangs, and the final value of every signal. Exit 1 when a race\n"
+    "or a hang was observed.\n"
+    "\n"
+    "  --runs N                   schedules to run (default 100)\n"
+    "  --seed S                   the schedule family (default 1): the same seed gives the same runs\n"
+    "  --policy random|pct|delay  how schedules are drawn (default random)\n"
+    "  --depth D                  pct: the bug depth searched for (default 3)\n"
+    "  --compare                  check the runs against `check`'s prediction (soundness and\n"
+    "                             coverage); exit 1 on a soundness violation\n"
+    "  --format text|json         the --compare report (default text)\n"
+    "  --param NAME=VALUE         bind a param (others take their smallest admissible value)\n";
+
 struct UsageError {
   std::string message;
 };
@@ -99,6 +120,11 @@ struct Args {
   bool help = false;
   bool stats = false;
   std::vector<std::string> rules;  // --rules: run only these (default: all)
+  // sim
+  uint64_t runs = 100, seed = 1;
+  int depth = 3;
+  std::string policy = "random";
+  bool compare = false;
 };
 
 // --stats: wall time per phase and peak memory, on standard error (for benchmarks).
@@ -165,6 +191,11 @@ Args parse_args(int argc, char** argv, int start) {
       a.out = s == "-o" ? argv[++i] : value("--output");
     } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
     else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
+    else if (is("--runs")) a.runs = uint64_t(parse_number(value("--runs"), "--runs"));
+    else if (is("--seed")) a.seed = uint64_t(parse_number(value("--seed"), "--seed"));
+    else if (is("--depth")) a.depth = int(std::min<i128>(parse_number(value("--depth"), "--depth"), 64));
+    else if (is("--policy")) a.policy = value("--policy");
+    else if (s == "--compare") a.compare = true;
     else if (s.size() > 1 && s[0] == '-') throw UsageError{"unknown option '" + s + "'"};
     else a.files.push_back(s);
   }
@@ -192,6 +223,22 @@ std::optional<Program> load(SourceSet& src, const std::string& file, int& rc) {
     return std::nullopt;
   }
   return std::move(*r.program);
+}
+
+// Loads the one FILE and elaborates it for --param values (others: their smallest); prints the
+// error and returns false on invalid input. The trace refers to `p`, which must outlive it.
+bool load_elaborated(SourceSet& src, const Args& a, std::optional<Program>& p, Trace& t, int& rc) {
+  p = load(src, a.files[0], rc);
+  if (!p) return false;
+  try {
+    t = elaborate(*p, bind_params(*p, a.params));
+  } catch (const InputError& e) {
+    Diagnostic d = input_diagnostic(e);
+    if (!d.loc.file) d.loc.file = p->file;
+    rc = report_input_error(d, src);
+    return false;
+  }
+  return true;
 }
 
 // Verifies a program for every admissible param value (checkers/verify.h).
@@ -359,14 +406,9 @@ int cmd_graph(const Args& a) {
   if (a.files.size() != 1) throw UsageError{"graph needs exactly one FILE"};
   SourceSet src;
   int rc = 0;
-  auto l = load(src, a.files[0], rc);
-  if (!l) return rc;
+  std::optional<Program> l;
   Trace t;
-  try {
-    t = elaborate(*l, bind_params(*l, a.params));
-  } catch (const InputError& e) {
-    return report_input_error(input_diagnostic(e), src);
-  }
+  if (!load_elaborated(src, a, l, t, rc)) return rc;
   CheckResult res = check_trace(t);
   std::vector<std::pair<Loc, Loc>> races;
   for (auto& d : res.diagnostics)
@@ -404,6 +446,47 @@ int cmd_fix(const Args& a) {
   return r.clean ? 0 : 1;
 }
 
+int cmd_sim(const Args& a) {
+  if (a.help) return std::cout << kSimHelp, 0;
+  if (a.files.size() != 1) throw UsageError{"sim needs exactly one FILE"};
+  SimOptions o;
+  if (!parse_policy(a.policy, o.policy)) throw UsageError{"unknown --policy '" + a.policy + "' (random, pct or delay)"};
+  std::string fmt = a.format.empty() ? "text" : a.format;
+  if (fmt != "text" && fmt != "json") throw UsageError{"unknown --format '" + fmt + "' (text or json)"};
+  if (a.runs == 0) throw UsageError{"--runs needs at least 1"};
+  if (a.depth < 1) throw UsageError{"--depth needs at least 1"};
+  o.seed = a.seed;
+  o.pct_depth = a.depth;
+  SourceSet src;
+  int rc = 0;
+  std::optional<Program> l;
+  Trace t;
+  if (!load_elaborated(src, a, l, t, rc)) return rc;
+  std::string name = src.name(l->file);
+  // The prediction: what --compare checks, and the races the delay policy stretches.
+  std::optional<Prediction> pred;
+  if (a.compare || o.policy == Policy::Delay) {
+    pred.emplace(t);
+    o.delay_pairs = pred->races();
+  }
+  // Reads' versions name the writers a race involves; a very large program keeps fingerprints only.
+  o.record_seen = t.accesses.size() <= 1'000'000;
+  Simulator sim(t);
+  if (a.compare) {
+    Comparison cmp(*pred);
+    for (uint64_t i = 0; i < a.runs; ++i) cmp.add(sim.run(o, i), i);
+    cmp.finish();
+    std::cout << (fmt == "json" ? cmp.json(name) : cmp.table(name));
+    return cmp.soundness_violations() ? 1 : 0;
+  }
+  SimSummary sum(t);
+  for (uint64_t i = 0; i < a.runs; ++i) sum.add(sim.run(o, i));
+  std::cout << name << ": " << a.runs << " run(s), policy " << policy_name(o.policy) << ", seed " << o.seed << ": "
+            << t.cmds.size() << " command(s), " << t.host.size() << " host statement(s)\n"
+            << sum.text(src) << "qvet sim: " << sum.races() << " race(s), " << sum.hangs() << " hang(s) observed\n";
+  return sum.races() || sum.hangs() ? 1 : 0;
+}
+
 int run(int argc, char** argv) {
   if (argc < 2) return std::cerr << kUsage, 2;
   std::string cmd = argv[1];
@@ -414,6 +497,7 @@ int run(int argc, char** argv) {
     else if (topic == "graph") std::cout << kGraphHelp;
     else if (topic == "gen") std::cout << gen_help();
     else if (topic == "fix") std::cout << kFixHelp;
+    else if (topic == "sim") std::cout << kSimHelp;
     else std::cout << kUsage;
     return 0;
   }
@@ -424,6 +508,7 @@ int run(int argc, char** argv) {
   if (cmd == "print") return cmd_print(a);
   if (cmd == "graph") return cmd_graph(a);
   if (cmd == "fix") return cmd_fix(a);
+  if (cmd == "sim") return cmd_sim(a);
   throw UsageError{"unknown command '" + cmd + "'"};
 }
 

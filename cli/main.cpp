@@ -3,6 +3,7 @@
 // usage, 3 internal failure). No exception or crash escapes main.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -24,6 +25,7 @@
 #include "core/parser.h"
 #include "core/printer.h"
 #include "devices/compare.h"
+#include "devices/sim/render.h"
 #include "devices/sim/sim.h"
 #include "devices/sim/summary.h"
 #include "model/graph.h"
@@ -96,12 +98,16 @@ const char* kSimHelp =
     "\n"
     "  --runs N                   schedules to run (default 100)\n"
     "  --seed S                   the schedule family (default 1): the same seed gives the same runs\n"
-    "  --policy random|pct|delay  how schedules are drawn (default random)\n"
+    "  --policy random|pct|delay  how schedules are drawn (default random); a list (pct,delay)\n"
+    "                             runs --runs schedules of each\n"
     "  --depth D                  pct: the bug depth searched for (default 3)\n"
     "  --compare                  check the runs against `check`'s prediction (soundness and\n"
     "                             coverage); exit 1 on a soundness violation\n"
     "  --format text|json         the --compare report (default text)\n"
-    "  --param NAME=VALUE         bind a param (others take their smallest admissible value)\n";
+    "  --trace OUT.json           write the first run as Chrome trace events (Perfetto, chrome://tracing)\n"
+    "  --timeline OUT.svg         write the first run as an SVG timeline\n"
+    "  --param NAME=VALUE         bind a param (others take their smallest admissible value)\n"
+    "  --stats                    print time per phase and peak memory on standard error\n";
 
 struct UsageError {
   std::string message;
@@ -125,6 +131,7 @@ struct Args {
   int depth = 3;
   std::string policy = "random";
   bool compare = false;
+  std::string trace_file, timeline_file;
 };
 
 // --stats: wall time per phase and peak memory, on standard error (for benchmarks).
@@ -196,6 +203,8 @@ Args parse_args(int argc, char** argv, int start) {
     else if (is("--depth")) a.depth = int(std::min<i128>(parse_number(value("--depth"), "--depth"), 64));
     else if (is("--policy")) a.policy = value("--policy");
     else if (s == "--compare") a.compare = true;
+    else if (is("--trace")) a.trace_file = value("--trace");
+    else if (is("--timeline")) a.timeline_file = value("--timeline");
     else if (s.size() > 1 && s[0] == '-') throw UsageError{"unknown option '" + s + "'"};
     else a.files.push_back(s);
   }
@@ -450,7 +459,14 @@ int cmd_sim(const Args& a) {
   if (a.help) return std::cout << kSimHelp, 0;
   if (a.files.size() != 1) throw UsageError{"sim needs exactly one FILE"};
   SimOptions o;
-  if (!parse_policy(a.policy, o.policy)) throw UsageError{"unknown --policy '" + a.policy + "' (random, pct or delay)"};
+  std::vector<Policy> policies;  // --policy pct,delay: --runs of each
+  for (size_t b = 0; b <= a.policy.size();) {
+    size_t e = std::min(a.policy.find(',', b), a.policy.size());
+    if (!parse_policy(a.policy.substr(b, e - b), o.policy))
+      throw UsageError{"unknown --policy '" + a.policy.substr(b, e - b) + "' (random, pct or delay)"};
+    policies.push_back(o.policy);
+    b = e + 1;
+  }
   std::string fmt = a.format.empty() ? "text" : a.format;
   if (fmt != "text" && fmt != "json") throw UsageError{"unknown --format '" + fmt + "' (text or json)"};
   if (a.runs == 0) throw UsageError{"--runs needs at least 1"};
@@ -461,27 +477,51 @@ int cmd_sim(const Args& a) {
   int rc = 0;
   std::optional<Program> l;
   Trace t;
+  Stopwatch sw;
   if (!load_elaborated(src, a, l, t, rc)) return rc;
+  double t_load = sw.lap();
   std::string name = src.name(l->file);
   // The prediction: what --compare checks, and the races the delay policy stretches.
   std::optional<Prediction> pred;
-  if (a.compare || o.policy == Policy::Delay) {
+  if (a.compare || std::count(policies.begin(), policies.end(), Policy::Delay)) {
+    if (t.accesses.size() > Prediction::kMaxAccesses)
+      throw UsageError{"--compare and --policy delay pair up accesses, for programs of at most " +
+                       std::to_string(Prediction::kMaxAccesses) + " accesses (this one has " + std::to_string(t.accesses.size()) + ")"};
     pred.emplace(t);
     o.delay_pairs = pred->races();
   }
   // Reads' versions name the writers a race involves; a very large program keeps fingerprints only.
   o.record_seen = t.accesses.size() <= 1'000'000;
   Simulator sim(t);
+  if (!a.trace_file.empty() || !a.timeline_file.empty()) {  // the first run, drawn
+    o.policy = policies[0];
+    ObservedRun r = sim.run(o, 0);
+    if (!a.trace_file.empty() && !write_output(a.trace_file, chrome_trace(t, r, src))) return 2;
+    if (!a.timeline_file.empty() && !write_output(a.timeline_file, timeline_svg(t, r, src))) return 2;
+  }
   if (a.compare) {
     Comparison cmp(*pred);
-    for (uint64_t i = 0; i < a.runs; ++i) cmp.add(sim.run(o, i), i);
+    for (size_t k = 0; k < policies.size(); ++k)  // runs are numbered across the policies
+      for (uint64_t i = 0; i < a.runs; ++i) o.policy = policies[k], cmp.add(sim.run(o, i), k * a.runs + i);
     cmp.finish();
     std::cout << (fmt == "json" ? cmp.json(name) : cmp.table(name));
     return cmp.soundness_violations() ? 1 : 0;
   }
   SimSummary sum(t);
-  for (uint64_t i = 0; i < a.runs; ++i) sum.add(sim.run(o, i));
-  std::cout << name << ": " << a.runs << " run(s), policy " << policy_name(o.policy) << ", seed " << o.seed << ": "
+  double t_prepare = sw.lap(), t_run = 0, t_sum = 0;
+  for (Policy p : policies)
+    for (uint64_t i = 0; i < a.runs; ++i) {
+      o.policy = p;
+      ObservedRun r = sim.run(o, i);
+      t_run += sw.lap();
+      sum.add(r);
+      t_sum += sw.lap();
+    }
+  if (a.stats)
+    std::cerr << "stats: " << t.cmds.size() << " commands; load+elaborate " << t_load << " s, prepare " << t_prepare
+              << " s, simulate " << t_run << " s (" << t_run / double(a.runs * policies.size()) << " s per run), summarise "
+              << t_sum << " s, peak RSS " << peak_rss_kb() / 1024 << " MiB\n";
+  std::cout << name << ": " << a.runs * policies.size() << " run(s), policy " << a.policy << ", seed " << o.seed << ": "
             << t.cmds.size() << " command(s), " << t.host.size() << " host statement(s)\n"
             << sum.text(src) << "qvet sim: " << sum.races() << " race(s), " << sum.hangs() << " hang(s) observed\n";
   return sum.races() || sum.hangs() ? 1 : 0;

@@ -27,6 +27,9 @@ namespace qvet {
 // What the engine and the checkers predict for a Trace.
 class Prediction {
  public:
+  // The predicted races are found pair by pair, per buffer: quadratic, so meant for programs of
+  // at most this many accesses (the corpus, random programs, hand-written cases).
+  static constexpr size_t kMaxAccesses = 20000;
   explicit Prediction(const Trace& t);
   const Trace& trace() const { return t_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }

@@ -25,6 +25,7 @@
 #include "core/parser.h"
 #include "core/printer.h"
 #include "devices/compare.h"
+#include "devices/schedule.h"
 #include "devices/sim/render.h"
 #include "devices/sim/sim.h"
 #include "devices/sim/summary.h"
@@ -100,6 +101,9 @@ const char* kSimHelp =
     "  --seed S                   the schedule family (default 1): the same seed gives the same runs\n"
     "  --policy random|pct|delay  how schedules are drawn (default random); a list (pct,delay)\n"
     "                             runs --runs schedules of each\n"
+    "  --policy witness --witness=FILE\n"
+    "                             replay each schedule of `qvet check --witness=FILE` exactly; exit 1\n"
+    "                             when one cannot be replayed or its accesses do not overlap\n"
     "  --depth D                  pct: the bug depth searched for (default 3)\n"
     "  --compare                  check the runs against `check`'s prediction (soundness and\n"
     "                             coverage); exit 1 on a soundness violation\n"
@@ -455,6 +459,34 @@ int cmd_fix(const Args& a) {
   return r.clean ? 0 : 1;
 }
 
+// --policy witness: each schedule replayed, and whether its two accesses overlapped.
+int replay_witnesses(const Trace& t, const Simulator& sim, SimOptions o, const std::vector<Schedule>& schedules,
+                     const std::string& name) {
+  std::vector<EventRef> owner = access_owners(t);
+  int rc = 0;
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    const Schedule& s = schedules[i];
+    o.replay = &s;
+    ObservedRun r = sim.run(o, 0);
+    std::string error;
+    bool exact = replayed(s, r, error), overlapped = false;
+    for (const Hang& h : r.hung)
+      if (h.missed && !exact) {
+        error += " (a wait hung: the value it needed was overwritten before it began; docs/simulator.md, hang-overwritten)";
+        break;
+      }
+    for (const Overlap& ov : r.overlaps) {
+      EventRef x = owner[ov.a], y = owner[ov.b];
+      overlapped |= s.racing.size() == 2 && ((x == s.racing[0] && y == s.racing[1]) || (x == s.racing[1] && y == s.racing[0]));
+    }
+    std::cout << name << ": witness " << i + 1 << " (race at line " << s.line << ", related line " << s.related_line << "): "
+              << (exact ? "replayed exactly" : "not replayed: " + error) << "; "
+              << (overlapped ? "the two accesses overlapped" : "the two accesses did not overlap") << "\n";
+    if (!exact || !overlapped) rc = 1;
+  }
+  return rc;
+}
+
 int cmd_sim(const Args& a) {
   if (a.help) return std::cout << kSimHelp, 0;
   if (a.files.size() != 1) throw UsageError{"sim needs exactly one FILE"};
@@ -490,6 +522,17 @@ int cmd_sim(const Args& a) {
     pred.emplace(t);
     o.delay_pairs = pred->races();
   }
+  std::vector<Schedule> schedules;  // --policy witness
+  if (std::count(policies.begin(), policies.end(), Policy::Witness)) {
+    if (policies.size() != 1 || a.witness_file.empty()) throw UsageError{"--policy witness needs --witness=FILE, and no other policy"};
+    std::string text, error;
+    if (!read_file(a.witness_file, text, &error) || !read_witnesses(text, t, schedules, error)) {
+      std::cerr << "qvet: error: " << a.witness_file << ": " << error << "\n";
+      return 2;
+    }
+    if (schedules.empty()) throw UsageError{a.witness_file + " holds no schedule"};
+    o.replay = &schedules[0];
+  }
   // Reads' versions name the writers a race involves; a very large program keeps fingerprints only.
   o.record_seen = t.accesses.size() <= 1'000'000;
   Simulator sim(t);
@@ -499,6 +542,7 @@ int cmd_sim(const Args& a) {
     if (!a.trace_file.empty() && !write_output(a.trace_file, chrome_trace(t, r, src))) return 2;
     if (!a.timeline_file.empty() && !write_output(a.timeline_file, timeline_svg(t, r, src))) return 2;
   }
+  if (!schedules.empty()) return replay_witnesses(t, sim, o, schedules, name);
   if (a.compare) {
     Comparison cmp(*pred);
     for (size_t k = 0; k < policies.size(); ++k)  // runs are numbered across the policies

@@ -62,6 +62,8 @@ struct ObservedRun {
   std::vector<Overlap> overlaps;
   std::vector<SeenVersion> seen;                 // every read's versions (when recorded)
   std::vector<Release> releases;
+  // Per command: the exec whose end fired it (a chained release ends with its exec), or kNone.
+  std::vector<uint32_t> fired_by;
   // Per read access: a fingerprint of the versions it saw (start and end); 0 for writes.
   std::vector<uint64_t> read_digest;
 

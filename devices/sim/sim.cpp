@@ -14,12 +14,13 @@ const char* policy_name(Policy p) {
     case Policy::Random: return "random";
     case Policy::Pct: return "pct";
     case Policy::Delay: return "delay";
+    case Policy::Witness: return "witness";
   }
   return "?";
 }
 
 bool parse_policy(const std::string& s, Policy& p) {
-  for (Policy x : {Policy::Random, Policy::Pct, Policy::Delay})
+  for (Policy x : {Policy::Random, Policy::Pct, Policy::Delay, Policy::Witness})
     if (s == policy_name(x)) return p = x, true;
   return false;
 }
@@ -47,6 +48,7 @@ uint64_t mix(uint64_t h, uint64_t v) {
 // A delay-policy stretch: long enough that everything not ordered after the stretched access
 // runs meanwhile (simulated nanoseconds; the held access waits half of it).
 constexpr uint64_t kStretch = uint64_t(1) << 40;
+constexpr uint64_t kReplayStep = 10;  // simulated ns between consecutive steps of a replayed schedule
 
 enum class Act : uint8_t { Host, Front, End };
 
@@ -80,6 +82,7 @@ class Machine {
     obs_.cmd_end.assign(nc, kNever);
     obs_.cmd_t0.assign(nc, kNever);
     obs_.cmd_t1.assign(nc, kNever);
+    obs_.fired_by.assign(nc, kNone);
     obs_.host_order.assign(nh, kNever);
     obs_.host_time.assign(nh, kNever);
     obs_.read_digest.assign(t.accesses.size(), 0);
@@ -143,8 +146,21 @@ class Machine {
 
   // ---- schedule -------------------------------------------------------------------------------
 
+  // PCT and replay decide the order by priorities and given times alone: no durations of their own.
+  bool timeless() const { return o_.policy == Policy::Pct || o_.policy == Policy::Witness; }
+
   void draw_schedule(uint64_t index) {
-    bool pct = o_.policy == Policy::Pct;
+    bool pct = timeless();
+    if (o_.policy == Policy::Witness && o_.replay) {
+      fixed_start_.assign(t_.cmds.size(), 0);
+      fixed_end_.assign(t_.cmds.size(), 0);
+      fixed_host_.assign(t_.host.size(), 0);
+      for (const Schedule::Event& e : o_.replay->events) {
+        uint64_t at = (e.time + 1) * kReplayStep;
+        if (e.kind == Schedule::Kind::At) fixed_host_[e.event.id] = at;
+        else (e.kind == Schedule::Kind::Start ? fixed_start_ : fixed_end_)[e.event.id] = at;
+      }
+    }
     // Durations per (operation, engine) for this run, jittered per command.
     for (auto& per_engine : base_)
       for (uint64_t& b : per_engine) b = pct ? 0 : rng_.range(10, 1000);
@@ -159,7 +175,7 @@ class Machine {
     prio_ = perm;
     if (pct) {
       uint64_t steps = 2 * t_.cmds.size() + t_.host.size() + 1;
-      for (int i = 0; i + 1 < d; ++i) change_points_.push_back(rng_.range(1, steps));
+      for (int i = 0; i + 1 < d && o_.policy == Policy::Pct; ++i) change_points_.push_back(rng_.range(1, steps));
       std::sort(change_points_.begin(), change_points_.end());
       // Change point i (in the paper's numbering, drawn at random) lowers its agent to priority i.
       for (int i = 0; i + 1 < d; ++i) change_prio_.push_back(i);
@@ -183,7 +199,9 @@ class Machine {
     if (id == stretch_) d += kStretch;
     return d;
   }
-  uint64_t small_delay() { return o_.policy == Policy::Pct ? 0 : rng_.range(0, 20); }
+  uint64_t small_delay() { return timeless() ? 0 : rng_.range(0, 20); }
+  // An end, no earlier than a replayed schedule puts it.
+  void push_end(uint64_t time, uint32_t id) { push(fixed_end_.empty() ? time : std::max(time, fixed_end_[id]), Act::End, id); }
 
   // ---- event bookkeeping ----------------------------------------------------------------------
 
@@ -216,6 +234,7 @@ class Machine {
       push(now_ + kStretch / 2, Act::Host, 0);
       return;
     }
+    if (!fixed_host_.empty() && fixed_host_[h] > now_) return push(fixed_host_[h], Act::Host, 0);
     switch (e.op) {
       case HostOp::Wait:
         if (!host_released_ && !satisfied(e.signal, uint64_t(e.value), width_mask(kHostWidth))) {
@@ -245,7 +264,7 @@ class Machine {
       case HostOp::Alloc: mark_host(h); break;
     }
     ++host_pos_;
-    push(now_ + (o_.policy == Policy::Pct ? 0 : rng_.range(1, 50)), Act::Host, 0);
+    push(now_ + (timeless() ? 0 : rng_.range(1, 50)), Act::Host, 0);
   }
 
   // ---- signals --------------------------------------------------------------------------------
@@ -271,7 +290,7 @@ class Machine {
         host_released_ = true;
         push(now_ + small_delay(), Act::Host, 0);
       } else {
-        push(now_ + small_delay(), Act::End, w.id);
+        push_end(now_ + small_delay(), w.id);
       }
       ws[i] = ws.back();
       ws.pop_back();
@@ -293,6 +312,7 @@ class Machine {
         held_done_ = true;
         return queue_front(q, now_ + kStretch / 2);
       }
+      if (!fixed_start_.empty() && fixed_start_[id] > now_) return queue_front(q, fixed_start_[id]);
       if (s.mode == Mode::Serial && s.ended_prefix < s.pos) return;  // the previous command has not ended
       bool chained = s.mode == Mode::Chained;
       if (chained && c.op == CmdOp::Exec && s.chain_exec != kNone && !ended_[s.chain_exec]) return;  // QMD chaining
@@ -310,14 +330,14 @@ class Machine {
       case CmdOp::Exec:
       case CmdOp::Copy:
         for (uint32_t a = c.acc_begin; a < c.acc_end; ++a) begin_access(a, {false, id});
-        push(now_ + duration(id), Act::End, id);
+        push_end(now_ + duration(id), id);
         if (chained) {
           s.chain_exec = c.op == CmdOp::Exec ? id : kNone;  // a copy breaks the chain
           s.releases_left = c.op == CmdOp::Exec ? 2 : 0;
         }
         break;
       case CmdOp::MemoryBarrier:
-        push(now_ + duration(id), Act::End, id);
+        push_end(now_ + duration(id), id);
         s.fe_block = id;
         break_chain(s);
         break;
@@ -326,7 +346,7 @@ class Machine {
         break_chain(s);
         if (satisfied(c.signal, uint64_t(c.value), s.wait_mask)) {
           obs_.releases.push_back({{false, id}, last_writer_[c.signal]});
-          push(now_ + small_delay(), Act::End, id);
+          push_end(now_ + small_delay(), id);
         } else {
           waiters_[c.signal].push_back({false, id});
         }
@@ -340,6 +360,7 @@ class Machine {
       case CmdOp::Timestamp:
         if (chained && s.chain_exec != kNone && s.releases_left > 0) {
           --s.releases_left;  // written into the exec's QMD: fires when the exec ends
+          obs_.fired_by[id] = s.chain_exec;
           if (ended_[s.chain_exec]) finish_command(id);
           else releases_[s.chain_exec].push_back(id);
           break;
@@ -358,7 +379,7 @@ class Machine {
   // `id` (at `index` in its queue) ends once every earlier command of the queue has ended.
   void wait_for_prefix(uint32_t q, uint32_t index, uint32_t id) {
     QueueState& s = qs_[q];
-    if (s.ended_prefix >= index) push(now_ + small_delay(), Act::End, id);
+    if (s.ended_prefix >= index) push_end(now_ + small_delay(), id);
     else s.prefix_waiters.push_back(id);
   }
 
@@ -390,7 +411,7 @@ class Machine {
       uint32_t w = s.prefix_waiters[s.prefix_head];
       if (s.ended_prefix < t_.cmds[w].index) break;
       ++s.prefix_head;
-      push(now_ + small_delay(), Act::End, w);
+      push_end(now_ + small_delay(), w);
     }
   }
 
@@ -530,6 +551,7 @@ class Machine {
   size_t next_change_ = 0;
   uint64_t steps_ = 0;
   uint32_t stretch_ = kNone;
+  std::vector<uint64_t> fixed_start_, fixed_end_, fixed_host_;  // Witness: the schedule's times (0: none)
   EventRef held_{false, kNone};
   bool held_done_ = false;
 };

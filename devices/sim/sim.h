@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "devices/observed.h"
+#include "devices/schedule.h"
 #include "model/trace.h"
 
 namespace qvet {
@@ -27,6 +28,7 @@ enum class Policy : uint8_t {
   Random,  // durations and latencies drawn per (operation, engine) and per command (jitter)
   Pct,     // probabilistic concurrency testing: agent priorities with d - 1 change points
   Delay,   // random, plus: one predicted race per run, its first access stretched over the other
+  Witness, // SimOptions::replay: every event at the time a schedule gives it (devices/schedule.h)
 };
 const char* policy_name(Policy p);
 bool parse_policy(const std::string& s, Policy& p);
@@ -38,6 +40,9 @@ struct SimOptions {
   bool record_seen = false;  // keep every read's versions in ObservedRun::seen (compare needs them)
   // Delay: the predicted races to make happen, one per run in turn (both directions).
   std::vector<std::pair<EventRef, EventRef>> delay_pairs;
+  // Witness: the schedule to replay. Events start and end no earlier than it says; the machine's
+  // own rules still hold, so a schedule they do not allow is not replayed (schedule.h `replayed`).
+  const Schedule* replay = nullptr;
 };
 
 // The event each access of `t` belongs to (a command or a host statement).

@@ -567,7 +567,8 @@ int cmd_sim(const Args& a) {
               << t_sum << " s, peak RSS " << peak_rss_kb() / 1024 << " MiB\n";
   std::cout << name << ": " << a.runs * policies.size() << " run(s), policy " << a.policy << ", seed " << o.seed << ": "
             << t.cmds.size() << " command(s), " << t.host.size() << " host statement(s)\n"
-            << sum.text(src) << "qvet sim: " << sum.races() << " race(s), " << sum.hangs() << " hang(s) observed\n";
+            << sum.text(src) << "qvet sim: " << sum.races() << " race(s), " << sum.hangs() << " hang(s), " << sum.unacquired()
+            << " unacquired read(s) observed\n";
   return sum.races() || sum.hangs() ? 1 : 0;
 }
 

@@ -104,23 +104,23 @@ Prediction::Prediction(const Trace& t) : t_(t) {
   for (const TraceCmd& c : t.cmds) line_agents_[c.loc.line].insert(c.queue);
   for (const HostEvent& h : t.host) line_agents_[h.loc.line].insert(kHostAgent);
   for (const Diagnostic& d : diagnostics_) {
-    // A group is its primary and the related queue; the same two lines in either order are one
-    // diagnostic (diagnostics.md), so a group may be filed under its related line.
-    if (d.is(Rule::Race)) {
-      for (uint32_t agent : line_agents_[d.related_loc().line]) race_groups_.insert({d.loc.line, agent});
-      for (uint32_t agent : line_agents_[d.loc.line]) race_groups_.insert({d.related_loc().line, agent});
-    }
     if (d.is(Rule::SignalRace)) {
       signal_race_lines_.insert(d.loc.line);
       signal_race_lines_.insert(d.related_loc().line);
     }
-    if (!d.is(Rule::Race)) continue;
+    if (!d.is(Rule::Race) && !d.is(Rule::Visibility)) continue;
+    Reported& rep = d.is(Rule::Race) ? race_ : visibility_;
+    // A group is its primary and the related queue; the same two lines in either order are one
+    // diagnostic (diagnostics.md), so a group may be filed under its related line.
+    for (uint32_t agent : line_agents_[d.related_loc().line]) rep.groups.insert({d.loc.line, agent});
+    for (uint32_t agent : line_agents_[d.loc.line]) rep.groups.insert({d.related_loc().line, agent});
     RaceFinding f{d.loc.line, d.related_loc().line, {}};
     std::vector<uint32_t> lines{f.related_line};
     bool cut = false;
     listed_lines(d, lines, cut);
-    if (cut) reported_any_.insert(f.line);
-    for (uint32_t l : lines) reported_lines_.insert({std::min(f.line, l), std::max(f.line, l)});
+    if (cut) rep.any.insert(f.line);
+    for (uint32_t l : lines) rep.lines.insert({std::min(f.line, l), std::max(f.line, l)});
+    if (!d.is(Rule::Race)) continue;
     for (size_t i = 0; i < races_.size(); ++i) {
       uint32_t la = line(races_[i].first), lb = line(races_[i].second);
       for (uint32_t l : lines)
@@ -136,14 +136,16 @@ Prediction::Prediction(const Trace& t) : t_(t) {
 bool Prediction::before(EventRef a, EventRef b) const { return knows(t_, start_clock(b), a); }
 bool Prediction::before_end(EventRef a, EventRef b) const { return knows(t_, end_clock(b), a); }
 
-bool Prediction::race_reported(EventRef a, EventRef b) const {
+bool Prediction::reported(Rule rule, EventRef a, EventRef b) const {
+  const Reported& rep = rule == Rule::Race ? race_ : visibility_;
   uint32_t la = line(a), lb = line(b);
-  return reported_lines_.count({std::min(la, lb), std::max(la, lb)}) || reported_any_.count(la) || reported_any_.count(lb);
+  return rep.lines.count({std::min(la, lb), std::max(la, lb)}) || rep.any.count(la) || rep.any.count(lb);
 }
 
-bool Prediction::race_group_reported(EventRef a, EventRef b) const {
+bool Prediction::group_reported(Rule rule, EventRef a, EventRef b) const {
+  const Reported& rep = rule == Rule::Race ? race_ : visibility_;
   auto agent = [&](EventRef e) { return e.host ? kHostAgent : t_.cmds[e.id].queue; };
-  return race_groups_.count({line(a), agent(b)}) || race_groups_.count({line(b), agent(a)});
+  return rep.groups.count({line(a), agent(b)}) || rep.groups.count({line(b), agent(a)});
 }
 
 bool Prediction::signal_race_reported(uint32_t s) const {
@@ -181,6 +183,7 @@ void Comparison::add(const ObservedRun& r, uint64_t run) {
   check_edges(r, run);
   check_overlaps(r, run);
   check_seen(r, run);
+  check_unacquired(r, run);
   check_hangs(r, run);
   std::vector<uint64_t> hung;
   for (const Hang& h : r.hung) hung.push_back(key(h.wait));
@@ -243,8 +246,8 @@ void Comparison::check_overlaps(const ObservedRun& r, uint64_t run) {
     if (t_.accesses[o.a].freed_by != kNone || t_.accesses[o.b].freed_by != kNone || !p_.ran(a) || !p_.ran(b)) continue;
     if (p_.before(a, b) || p_.before(b, a)) {
       violate("overlap", what(a) + " and " + what(b) + " overlapped, but the engine orders them", hi, lo, run);
-    } else if (!p_.race_reported(a, b)) {
-      unreported(a, b, what(a) + " and " + what(b) + " overlapped", run);
+    } else if (!p_.reported(Rule::Race, a, b)) {
+      unreported(Rule::Race, a, b, what(a) + " and " + what(b) + " overlapped", run);
     }
     auto it = index.find({key(a), key(b)});
     if (it == index.end()) it = index.find({key(b), key(a)});
@@ -293,7 +296,7 @@ void Comparison::check_seen(const ObservedRun& r, uint64_t run) {
       violate("stale-read", what(rd) + " saw the write of " + what(w) + bytes + ", which the engine orders after it",
                p_.line(rd), p_.line(w), run);
     } else if (!p_.before(w, rd)) {
-      if (!p_.race_reported(w, rd)) unreported(w, rd, what(rd) + " saw the write of " + what(w) + bytes + ", unordered", run);
+      if (!p_.reported(Rule::Race, w, rd)) unreported(Rule::Race, w, rd, what(rd) + " saw the write of " + what(w) + bytes + ", unordered", run);
     } else if (auto o = overwritten(&w)) {
       violate("stale-read", what(rd) + " saw the write of " + what(w) + bytes + ", though " + what(*o) +
                                  " overwrote it and is ordered before the read",
@@ -304,12 +307,25 @@ void Comparison::check_seen(const ObservedRun& r, uint64_t run) {
 
 // A race the relation predicts (the pair is unordered) that no diagnostic names: a soundness
 // violation, unless the diagnostic of its group exists and only its list of lines leaves it out.
-void Comparison::unreported(EventRef a, EventRef b, const std::string& what_happened, uint64_t run) {
+void Comparison::unreported(Rule rule, EventRef a, EventRef b, const std::string& what_happened, uint64_t run) {
   uint32_t hi = std::max(p_.line(a), p_.line(b)), lo = std::min(p_.line(a), p_.line(b));
-  if (p_.race_group_reported(a, b))
-    violate("race-unlisted", what_happened + "; the race diagnostic of their group does not list the line", hi, lo, run, false);
+  std::string id = rule_info(rule).id;
+  if (p_.group_reported(rule, a, b))
+    violate(id + "-unlisted", what_happened + "; the " + id + " diagnostic of their group does not list the line", hi, lo, run,
+            false);
   else
-    violate("unreported-race", what_happened + ", and no race diagnostic names them", hi, lo, run);
+    violate("unreported-" + id, what_happened + ", and no " + id + " diagnostic names them", hi, lo, run);
+}
+
+// A read of another agent's write with no acquire between, ordered after it: a visibility
+// finding (unordered, it is a race, which check_seen holds to account).
+void Comparison::check_unacquired(const ObservedRun& r, uint64_t run) {
+  for (const Unacquired& u : r.unacquired) {
+    EventRef rd = p_.owner(u.access), w = u.version.event();
+    if (t_.accesses[u.access].freed_by != kNone || !p_.ran(rd) || !p_.ran(w) || !p_.before(w, rd)) continue;
+    if (!p_.reported(Rule::Visibility, rd, w))
+      unreported(Rule::Visibility, rd, w, what(rd) + " read the write of " + what(w) + " with no memory_barrier between", run);
+  }
 }
 
 void Comparison::check_hangs(const ObservedRun& r, uint64_t run) {

@@ -43,11 +43,12 @@ class Prediction {
   // Conflicting, unordered access pairs of events that run (use-after-free accesses excepted):
   // the races the relation predicts, as (earlier-submitted, later-submitted) events.
   const std::vector<std::pair<EventRef, EventRef>>& races() const { return races_; }
-  // Whether a race diagnostic names the two events' lines (as its locations or in its list).
-  bool race_reported(EventRef a, EventRef b) const;
-  // Whether a race diagnostic's group holds the pair: its primary is one event's line and its
-  // related location is on the other's queue (diagnostics.md, "Grouped per queue").
-  bool race_group_reported(EventRef a, EventRef b) const;
+  // Whether a diagnostic of `rule` (race or visibility) names the two events' lines (as its
+  // locations or in its list).
+  bool reported(Rule rule, EventRef a, EventRef b) const;
+  // Whether a diagnostic of `rule` has the pair in its group: its primary is one event's line and
+  // its related location is on the other's queue (diagnostics.md, "Grouped per queue").
+  bool group_reported(Rule rule, EventRef a, EventRef b) const;
   // Whether a signal-race diagnostic points at a write of signal `s`.
   bool signal_race_reported(uint32_t s) const;
   uint32_t line(EventRef e) const { return e.host ? t_.host[e.id].loc.line : t_.cmds[e.id].loc.line; }
@@ -68,10 +69,13 @@ class Prediction {
   std::vector<Clock> cmd_start_, cmd_end_, host_;
   std::vector<uint8_t> cmd_ran_, host_ran_;
   std::vector<std::pair<EventRef, EventRef>> races_;
-  std::set<std::pair<uint32_t, uint32_t>> reported_lines_;  // (min, max) line pairs
-  std::set<uint32_t> reported_any_;                         // primaries whose list was cut short
+  struct Reported {  // the findings of one grouped rule
+    std::set<std::pair<uint32_t, uint32_t>> lines;   // (min, max) line pairs
+    std::set<uint32_t> any;                          // primaries whose list was cut short
+    std::set<std::pair<uint32_t, uint32_t>> groups;  // (primary line, related agent)
+  };
+  Reported race_, visibility_;
   std::set<uint32_t> signal_race_lines_;
-  std::set<std::pair<uint32_t, uint32_t>> race_groups_;  // (primary line, related agent)
   std::map<uint32_t, std::set<uint32_t>> line_agents_;   // source line -> queues (kHostAgent: host) of its events
   std::vector<EventRef> access_owner_;
   std::vector<std::vector<uint32_t>> writes_;
@@ -82,7 +86,9 @@ class Prediction {
 // violations fail `--compare`; the other kinds are differences the spec's own wording leaves
 // (docs/simulator.md lists them): they are reported, and counted apart.
 struct Violation {
-  std::string kind;  // edge, overlap, stale-read, hang, ran-deadlocked, signal-value; race-unlisted, hang-overwritten
+  // Soundness: edge, overlap, unreported-race, unreported-visibility, stale-read, hang,
+  // ran-deadlocked, signal-value. Other: race-unlisted, visibility-unlisted, hang-overwritten.
+  std::string kind;
   std::string message;  // of the first run it happened in
   uint32_t line = 0, related_line = 0;
   uint64_t first_run = 0, runs = 0;
@@ -114,7 +120,8 @@ class Comparison {
   void check_overlaps(const ObservedRun& r, uint64_t run);
   void check_seen(const ObservedRun& r, uint64_t run);
   void check_hangs(const ObservedRun& r, uint64_t run);
-  void unreported(EventRef a, EventRef b, const std::string& what_happened, uint64_t run);
+  void check_unacquired(const ObservedRun& r, uint64_t run);
+  void unreported(Rule rule, EventRef a, EventRef b, const std::string& what_happened, uint64_t run);
   std::string what(EventRef e) const;
 
   const Prediction& p_;

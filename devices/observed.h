@@ -53,6 +53,14 @@ struct Hang {
   bool missed = false;
 };
 
+// An exec on a device whose profile needs an acquire (amd) read bytes another agent wrote, with
+// no memory_barrier of its queue between that write's end and the read's start: it may have read
+// stale cached data (the `visibility` rule).
+struct Unacquired {
+  uint32_t access;  // the read
+  Version version;  // the other agent's write it saw
+};
+
 struct ObservedRun {
   std::vector<uint64_t> cmd_start, cmd_end;      // order numbers, per command (kNever: did not happen)
   std::vector<uint64_t> cmd_t0, cmd_t1;          // back-end time, per command
@@ -61,6 +69,7 @@ struct ObservedRun {
   std::vector<uint64_t> final_value;             // per signal: the word at the end of the run
   std::vector<Overlap> overlaps;
   std::vector<SeenVersion> seen;                 // every read's versions (when recorded)
+  std::vector<Unacquired> unacquired;
   std::vector<Release> releases;
   // Per command: the exec whose end fired it (a chained release ends with its exec), or kNone.
   std::vector<uint32_t> fired_by;

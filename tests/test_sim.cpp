@@ -152,3 +152,22 @@ TEST_CASE("compare: a predicted race manifests, and a different final value need
   cmp2.finish();
   CHECK(cmp2.soundness_violations() == 1);
 }
+
+TEST_CASE("sim: an amd exec that reads another agent's data needs a memory_barrier of its queue between") {
+  std::string head = "device g amd\nbuffer a on host 4K\nqueue c0 on g compute\nwrite a\n";
+  auto bare = check(head + "submit c0 {\n  exec k reads a\n}\n");
+  auto acquired = check(head + "submit c0 {\n  memory_barrier\n  exec k reads a\n}\n");
+  each_run(bare->trace, 20, [&](const ObservedRun& r) { CHECK(r.unacquired.size() == 1); });
+  each_run(acquired->trace, 20, [&](const ObservedRun& r) { CHECK(r.unacquired.empty()); });
+
+  // The acquired program predicts no visibility finding: a run that says otherwise is a violation.
+  Prediction pred(acquired->trace);
+  ObservedRun r = Simulator(acquired->trace).run(SimOptions{}, 0);
+  Comparison cmp(pred);
+  cmp.add(r, 0);
+  CHECK(cmp.soundness_violations() == 0);
+  r.unacquired.push_back({1, Version::of({true, 0})});
+  cmp.add(r, 1);
+  REQUIRE(cmp.soundness_violations() == 1);
+  CHECK(cmp.violations()[0].kind == "unreported-visibility");
+}

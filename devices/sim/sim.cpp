@@ -99,6 +99,7 @@ class Machine {
       qs_[q].mode = queue_mode(p_, q);
       qs_[q].wait_mask = width_mask(wait_width(p_, q));
       qs_[q].signal_mask = width_mask(signal_width(p_, q));
+      qs_[q].needs_acquire = profile_of(p_.devices[p_.queues[q].device].arch).reads_need_acquire;
     }
     memory_.resize(p_.buffers.size());
     inflight_.resize(p_.buffers.size());
@@ -141,6 +142,8 @@ class Machine {
     uint32_t chain_exec = kNone;     // chained: the exec the chain continues from
     int releases_left = 0;           // chained: release slots chain_exec still has (its QMD holds two)
     std::vector<uint32_t> prefix_waiters;  // commands that end once every earlier command ended
+    bool needs_acquire = false;      // its device reads other agents' data only after a memory_barrier
+    uint64_t acquired_at = 0;        // the start order of its last ended memory_barrier (+1; 0: none)
     size_t prefix_head = 0;
   };
 
@@ -403,6 +406,7 @@ class Machine {
     obs_.cmd_t1[id] = now_;
     ended_[id] = 1;
     if (c.op == CmdOp::Signal) write_signal(c.signal, uint64_t(c.value), s.signal_mask, {false, id});
+    if (c.op == CmdOp::MemoryBarrier) s.acquired_at = std::max(s.acquired_at, obs_.cmd_start[id] + 1);
     for (uint32_t a = c.acc_begin; a < c.acc_end; ++a) end_access(a, {false, id});
     if (s.fe_block == id) s.fe_block = kNone;
     const auto& list = t_.queue_cmds[c.queue];
@@ -452,14 +456,23 @@ class Machine {
     m.emplace(lo, Segment{hi, v});
   }
 
-  void see(uint32_t a, bool at_end) {
+  void see(uint32_t a, bool at_end, EventRef reader) {
     const Access& acc = t_.accesses[a];
     uint64_t& digest = obs_.read_digest[a];
+    // An exec's read of another agent's write needs a memory_barrier of its queue that started
+    // after the write ended and ended before the read (copy engines read memory directly).
+    const QueueState* acquire = nullptr;
+    if (!reader.host && !at_end && t_.cmds[reader.id].op == CmdOp::Exec && qs_[t_.cmds[reader.id].queue].needs_acquire)
+      acquire = &qs_[t_.cmds[reader.id].queue];
     for_segments(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, uint64_t hi, Version v) {
       digest = mix(mix(mix(digest + 1, lo), hi), uint64_t(v.code) << 1 | at_end);
       if (o_.record_seen) obs_.seen.push_back({a, lo, hi, v, at_end});
+      if (acquire && !v.initial() && agent_of(v.event()) != p_.queues[t_.cmds[reader.id].queue].device &&
+          acquire->acquired_at <= obs_.end(v.event()))
+        obs_.unacquired.push_back({a, v});
     });
   }
+  uint32_t agent_of(EventRef e) const { return e.host ? kHostAgent : p_.queues[t_.cmds[e.id].queue].device; }
 
   void overlaps_with_inflight(uint32_t a, EventRef self) {
     const Access& acc = t_.accesses[a];
@@ -476,7 +489,7 @@ class Machine {
     overlaps_with_inflight(a, self);
     inflight_[acc.buffer].push_back(a);
     access_owner_[a] = self.id;
-    if (!acc.write) see(a, false);
+    if (!acc.write) see(a, false, self);
   }
 
   void end_access(uint32_t a, EventRef self) {
@@ -488,14 +501,14 @@ class Machine {
       in.pop_back();
     }
     if (acc.write) stamp(acc.buffer, acc.lo, acc.hi, Version::of(self));
-    else see(a, true);
+    else see(a, true, self);
   }
 
   void host_access(uint32_t a, EventRef self) {
     const Access& acc = t_.accesses[a];
     overlaps_with_inflight(a, self);
     if (acc.write) stamp(acc.buffer, acc.lo, acc.hi, Version::of(self));
-    else see(a, false);
+    else see(a, false, self);
   }
 
   // ---- the end --------------------------------------------------------------------------------

@@ -33,6 +33,14 @@ void SimSummary::add(const ObservedRun& r) {
   for (uint32_t a = 0; a < t_.accesses.size(); ++a)
     if (!t_.accesses[a].write && r.ran(owner_[a]) && digests_[a].size() < 2) digests_[a].insert(r.read_digest[a]);
   for (const SeenVersion& s : r.seen) writers_[s.access].insert(s.version.code);
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> unacquired;
+  for (const Unacquired& u : r.unacquired)
+    unacquired[{line(owner_[u.access]), line(u.version.event())}] = {key(owner_[u.access]), key(u.version.event())};
+  for (auto& [k, ev] : unacquired) {
+    auto& slot = unacquired_[k];
+    if (!slot.second) slot.first = ev;
+    ++slot.second;
+  }
   std::map<uint32_t, uint64_t> hung;
   for (const Hang& h : r.hung) hung[line(h.wait)] = key(h.wait);
   for (auto [l, k] : hung) {
@@ -79,6 +87,12 @@ std::string SimSummary::text(const SourceSet& src) const {
     s += where(owner_[a], src) + ": race observed: " + describe_event(t_, owner_[a]) + " on buffer " +
          t_.program->buffers[t_.accesses[a].buffer].name + " saw different versions in different runs" +
          (by.empty() ? "" : " (written by " + by + ")") + "\n";
+  }
+  for (const auto& [k, slot] : unacquired_) {
+    EventRef rd = unkey(slot.first.first), w = unkey(slot.first.second);
+    s += where(rd, src) + ": visibility observed: " + describe_event(t_, rd) + " read data of " + describe_event(t_, w) +
+         " (line " + line_of(w) + ", another agent) with no memory_barrier of its queue in between, in " + of_runs(slot.second) +
+         "\n";
   }
   for (const auto& [l, slot] : hangs_) {
     EventRef w = unkey(slot.first);

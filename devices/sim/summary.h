@@ -22,6 +22,7 @@ class SimSummary {
   std::string text(const SourceSet& src) const;
   size_t races() const;
   size_t hangs() const { return hangs_.size(); }
+  size_t unacquired() const { return unacquired_.size(); }
 
  private:
   std::string where(EventRef e, const SourceSet& src) const;
@@ -35,6 +36,8 @@ class SimSummary {
   std::vector<std::set<uint64_t>> digests_;      // per read access: fingerprints seen (at most 2 kept)
   std::vector<std::set<uint32_t>> writers_;      // per read access: Version codes seen
   std::map<uint32_t, std::pair<uint64_t, size_t>> hangs_;  // wait line -> (a wait event, runs it hung in)
+  // (read line, write line) -> ((read, write) events, runs): reads of other agents' data with no acquire
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<std::pair<uint64_t, uint64_t>, size_t>> unacquired_;
   std::vector<std::map<uint64_t, size_t>> finals_;  // per signal: value -> runs
 };
 

@@ -142,9 +142,9 @@ class Machine {
     uint32_t chain_exec = kNone;     // chained: the exec the chain continues from
     int releases_left = 0;           // chained: release slots chain_exec still has (its QMD holds two)
     std::vector<uint32_t> prefix_waiters;  // commands that end once every earlier command ended
+    size_t prefix_head = 0;                // the first of them not ended yet
     bool needs_acquire = false;      // its device reads other agents' data only after a memory_barrier
     uint64_t acquired_at = 0;        // the start order of its last ended memory_barrier (+1; 0: none)
-    size_t prefix_head = 0;
   };
 
   // ---- schedule -------------------------------------------------------------------------------
@@ -153,7 +153,6 @@ class Machine {
   bool timeless() const { return o_.policy == Policy::Pct || o_.policy == Policy::Witness; }
 
   void draw_schedule(uint64_t index) {
-    bool pct = timeless();
     if (o_.policy == Policy::Witness && o_.replay) {
       fixed_start_.assign(t_.cmds.size(), 0);
       fixed_end_.assign(t_.cmds.size(), 0);
@@ -166,19 +165,18 @@ class Machine {
     }
     // Durations per (operation, engine) for this run, jittered per command.
     for (auto& per_engine : base_)
-      for (uint64_t& b : per_engine) b = pct ? 0 : rng_.range(10, 1000);
+      for (uint64_t& b : per_engine) b = timeless() ? 0 : rng_.range(10, 1000);
     latency_.resize(nq_);
-    for (uint64_t& l : latency_) l = pct ? 0 : rng_.range(0, 500);
-    prio_.resize(nq_ + 1);
+    for (uint64_t& l : latency_) l = timeless() ? 0 : rng_.range(0, 500);
     int d = std::max(1, o_.pct_depth);
     // Priorities: a random permutation of [d, d + agents); change points take 0 .. d - 2.
     std::vector<int64_t> perm(nq_ + 1);
     for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(d + i);
     for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng_.below(i)]);
     prio_ = perm;
-    if (pct) {
+    if (o_.policy == Policy::Pct) {
       uint64_t steps = 2 * t_.cmds.size() + t_.host.size() + 1;
-      for (int i = 0; i + 1 < d && o_.policy == Policy::Pct; ++i) change_points_.push_back(rng_.range(1, steps));
+      for (int i = 0; i + 1 < d; ++i) change_points_.push_back(rng_.range(1, steps));
       std::sort(change_points_.begin(), change_points_.end());
       // Change point i (in the paper's numbering, drawn at random) lowers its agent to priority i.
       for (int i = 0; i + 1 < d; ++i) change_prio_.push_back(i);

@@ -19,16 +19,15 @@ SimSummary::SimSummary(const Trace& t) : t_(t), owner_(access_owners(t)) {
 
 void SimSummary::add(const ObservedRun& r) {
   ++runs_;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> this_run;
+  std::set<std::pair<uint32_t, uint32_t>> this_run;
   for (const Overlap& o : r.overlaps) {
     EventRef a = owner_[o.a], b = owner_[o.b];
     if (line(a) > line(b)) std::swap(a, b);
-    this_run[{line(a), line(b), t_.accesses[o.a].buffer}] = {key(a), key(b)};
-  }
-  for (auto& [k, ev] : this_run) {
-    auto& slot = overlaps_[k];
-    if (!slot.second) slot.first = ev;
-    ++slot.second;
+    Pair& p = overlaps_[{line(a), line(b)}];
+    p.buffers.insert(t_.accesses[o.a].buffer);
+    if (!this_run.insert({line(a), line(b)}).second) continue;
+    if (!p.runs) p.a = key(a), p.b = key(b);
+    ++p.runs;
   }
   for (uint32_t a = 0; a < t_.accesses.size(); ++a)
     if (!t_.accesses[a].write && r.ran(owner_[a]) && digests_[a].size() < 2) digests_[a].insert(r.read_digest[a]);
@@ -68,12 +67,12 @@ std::string SimSummary::text(const SourceSet& src) const {
   std::string s;
   auto line_of = [&](EventRef e) { return std::to_string(line(e)); };
   auto of_runs = [&](size_t n) { return std::to_string(n) + " of " + std::to_string(runs_) + " run(s)"; };
-  for (const auto& [k, slot] : overlaps_) {
-    uint32_t buffer = std::get<2>(k);
-    EventRef a = unkey(slot.first.first), b = unkey(slot.first.second);
-    size_t n = slot.second;
+  for (const auto& [k, p] : overlaps_) {
+    EventRef a = unkey(p.a), b = unkey(p.b);
+    std::string buffers;
+    for (uint32_t buf : p.buffers) buffers += (buffers.empty() ? "" : ", ") + t_.program->buffers[buf].name;
     s += where(b, src) + ": race observed: " + describe_event(t_, b) + " overlapped " + describe_event(t_, a) + " (line " +
-         line_of(a) + ") on buffer " + t_.program->buffers[buffer].name + " in " + of_runs(n) + "\n";
+         line_of(a) + ") on " + buffers + " in " + of_runs(p.runs) + "\n";
   }
   // Reads that saw different versions in different runs, once per read event.
   std::set<uint64_t> said;

@@ -30,9 +30,14 @@ class SimSummary {
   const Trace& t_;
   std::vector<EventRef> owner_;
   size_t runs_ = 0;
-  // Findings merge over loop iterations, as `check`'s do: keyed by an example event of each line.
-  // (event, event, buffer), lines in order -> runs in which they overlapped
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<std::pair<uint64_t, uint64_t>, size_t>> overlaps_;
+  // Findings merge over loop iterations, as `check`'s do, and a pair of commands is one race
+  // whatever the buffers they share: (line, line) -> an example pair of events, the buffers, runs.
+  struct Pair {
+    uint64_t a = 0, b = 0;
+    std::set<uint32_t> buffers;
+    size_t runs = 0;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, Pair> overlaps_;
   std::vector<std::set<uint64_t>> digests_;      // per read access: fingerprints seen (at most 2 kept)
   std::vector<std::set<uint32_t>> writers_;      // per read access: Version codes seen
   std::map<uint32_t, std::pair<uint64_t, size_t>> hangs_;  // wait line -> (a wait event, runs it hung in)

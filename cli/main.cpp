@@ -228,32 +228,6 @@ int report_input_error(const Diagnostic& d, const SourceSet& src) {
   return 2;
 }
 
-// Loads one file; prints the error and returns nothing on invalid input.
-std::optional<Program> load(SourceSet& src, const std::string& file, int& rc) {
-  LoadResult r = load_program(src, file);
-  if (!r.program) {
-    rc = report_input_error(*r.error, src);
-    return std::nullopt;
-  }
-  return std::move(*r.program);
-}
-
-// Loads the one FILE and elaborates it for --param values (others: their smallest); prints the
-// error and returns false on invalid input. The trace refers to `p`, which must outlive it.
-bool load_elaborated(SourceSet& src, const Args& a, std::optional<Program>& p, Trace& t, int& rc) {
-  p = load(src, a.files[0], rc);
-  if (!p) return false;
-  try {
-    t = elaborate(*p, bind_params(*p, a.params));
-  } catch (const InputError& e) {
-    Diagnostic d = input_diagnostic(e);
-    if (!d.loc.file) d.loc.file = p->file;
-    rc = report_input_error(d, src);
-    return false;
-  }
-  return true;
-}
-
 // Verifies a program for every admissible param value (checkers/verify.h).
 std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Program& p, int& rc, const Args& a) {
   VerifyOptions o;
@@ -294,8 +268,10 @@ bool streamable(const std::string& text) {
   return true;
 }
 
-std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std::string& file, std::string text,
-                                                      const Args& a, int& rc, std::optional<Program>& keep) {
+// Reads a streamable program (above) while elaborating it; prints the error and returns false on
+// invalid input. The trace refers to `keep`.
+bool load_streamed(SourceSet& src, const std::string& file, std::string text, const Args& a, int& rc,
+                   std::optional<Program>& keep, Trace& t) {
   Program empty;
   TraceBuilder builder(empty, text.size() / 40);
   double elaborate_s = 0;
@@ -316,10 +292,43 @@ std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std:
   }
   if (!r.program) {
     rc = report_input_error(*r.error, src);
-    return std::nullopt;
+    return false;
   }
   keep = std::move(*r.program);
-  Trace t = builder.finish(*keep);
+  t = builder.finish(*keep);
+  return true;
+}
+
+// Loads the one FILE and elaborates it for --param values (others: their smallest); prints the
+// error and returns false on invalid input. The trace refers to `p`, which must outlive it.
+bool load_elaborated(SourceSet& src, const Args& a, std::optional<Program>& p, Trace& t, int& rc) {
+  std::string text, error, name = a.files[0] == "-" ? "<stdin>" : a.files[0];
+  if (!read_file(a.files[0], text, &error)) {
+    rc = report_input_error(input_diagnostic({{src.add(name, ""), 0, 0}, error}), src);
+    return false;
+  }
+  if (streamable(text)) return load_streamed(src, name, std::move(text), a, rc, p, t);
+  LoadResult r = load_program_text(src, name, std::move(text));
+  if (!r.program) {
+    rc = report_input_error(*r.error, src);
+    return false;
+  }
+  p = std::move(*r.program);
+  try {
+    t = elaborate(*p, bind_params(*p, a.params));
+  } catch (const InputError& e) {
+    Diagnostic d = input_diagnostic(e);
+    if (!d.loc.file) d.loc.file = p->file;
+    rc = report_input_error(d, src);
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std::string& file, std::string text,
+                                                      const Args& a, int& rc, std::optional<Program>& keep) {
+  Trace t;
+  if (!load_streamed(src, file, std::move(text), a, rc, keep, t)) return std::nullopt;
   Stopwatch sw;
   CheckResult res = check_trace(t, a.rules, a.witness);
   if (a.stats)

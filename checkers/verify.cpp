@@ -116,27 +116,31 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
   for (auto it = shape.begin(); it != shape.end();)
     it = std::find(free_params.begin(), free_params.end(), *it) == free_params.end() ? shape.erase(it) : std::next(it);
   // Every iteration count when there are at most `o.unroll_all` of them; else the smallest few
-  // and the largest (when it unrolls within the budget).
+  // and the largest (when it unrolls within the limit). The smallest and the largest go first:
+  // when the budget below runs out, the counts in between are the ones left out.
   std::vector<std::vector<i128>> shapes{base};
   i128 widest = 0;
   for (uint32_t v : shape) widest = std::max(widest, p.vars[v].range.hi - p.vars[v].range.lo);
-  i128 steps = widest < i128(o.unroll_all) ? widest : i128(o.unroll);
-  for (i128 k = 1; k <= steps && !shape.empty(); ++k) {
-    std::vector<i128> b = base;
-    for (uint32_t v : shape) b[v] = std::min(p.vars[v].range.hi, p.vars[v].range.lo + k);
-    if (b != shapes.back()) shapes.push_back(b);
-  }
   bool all_counts = widest < i128(o.unroll_all);
-  if (!all_counts) {
+  if (!shape.empty()) {
     std::vector<i128> top = base;
     for (uint32_t v : shape) top[v] = p.vars[v].range.hi;
     try {
-      elaborate(p, top, 2'000'000);
-      shapes.push_back(top);
+      if (!all_counts) elaborate(p, top, 2'000'000);
+      if (top != base) shapes.push_back(top);
     } catch (const InputError& e) {
       if (!e.limit) throw;
     }
   }
+  i128 steps = all_counts ? widest : i128(o.unroll);
+  for (i128 k = 1; k <= steps && !shape.empty(); ++k) {
+    std::vector<i128> b = base;
+    for (uint32_t v : shape) b[v] = std::min(p.vars[v].range.hi, p.vars[v].range.lo + k);
+    if (std::find(shapes.begin(), shapes.end(), b) == shapes.end()) shapes.push_back(b);
+  }
+  // The total work is budgeted (o.event_budget events elaborated and checked, across counts and
+  // regions), so that a wide loop-bound range costs a bounded multiple of one check.
+  size_t used = 0, largest = 0, skipped_shapes = 0;
 
   // key -> (diagnostic, regions where it holds)
   std::map<std::tuple<std::string, Loc, Loc>, std::pair<Diagnostic, std::vector<size_t>>> found;
@@ -144,7 +148,13 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
   bool complete = true;
   size_t dropped_atoms = 0, queries = 0;
   std::unique_ptr<smt::Solver> solver;
-  for (const auto& sb : shapes) {
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    const auto& sb = shapes[si];
+    if (si >= 2 && used + largest > o.event_budget) {  // the smallest and the largest count are always checked
+      skipped_shapes = shapes.size() - si;
+      shapes.resize(si);
+      break;
+    }
     std::vector<std::vector<i128>> regions{sb};
     bool value_params = free_params.size() > shape.size();
     if (value_params) {
@@ -166,6 +176,8 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
     for (const auto& b : regions) {
       Trace t = elaborate(p, b);
       if (checked.empty()) out.commands = t.cmds.size(), out.host = t.host.size();
+      used += t.cmds.size() + t.host.size();
+      largest = std::max(largest, t.cmds.size() + t.host.size());
       size_t id = checked.size();
       checked.push_back(b);
       for (auto& d : check_trace(t, o.rules, o.witness).diagnostics) {
@@ -181,9 +193,13 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
     if (checked.size() > 1 && entry.second.size() < checked.size()) {
       std::vector<bool> holds(checked.size(), false);
       for (size_t id : entry.second) holds[id] = true;
-      size_t fails = 0;
-      while (holds[fails]) ++fails;
-      d.notes.push_back({{}, "holds for some param values only: with " + smt::describe_binding(p, checked[entry.second[0]]) +
+      // The smallest bindings (in param order) with and without it: the simplest to reproduce.
+      size_t with = entry.second[0], fails = checked.size();
+      for (size_t id = 0; id < checked.size(); ++id) {
+        if (holds[id] && checked[id] < checked[with]) with = id;
+        if (!holds[id] && (fails == checked.size() || checked[id] < checked[fails])) fails = id;
+      }
+      d.notes.push_back({{}, "holds for some param values only: with " + smt::describe_binding(p, checked[with]) +
                                  " (not with " + smt::describe_binding(p, checked[fails]) + ")"});
     }
     out.diagnostics.push_back(std::move(d));
@@ -199,7 +215,12 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
     if (!shape.empty()) {
       std::string names;
       for (uint32_t v : shape) names += (names.empty() ? "" : ", ") + p.vars[v].name;
-      if (all_counts)
+      if (skipped_shapes)
+        out.notes.push_back("loop-bound params (" + names + ") checked for " + std::to_string(shapes.size()) +
+                            " iteration counts (the smallest ones and the largest); " + std::to_string(skipped_shapes) +
+                            " more would pass the budget of " + std::to_string(o.event_budget) +
+                            " events (--event-budget); not proved for those");
+      else if (all_counts)
         out.notes.push_back("loop-bound params (" + names + ") checked for every admissible iteration count (" +
                             std::to_string(shapes.size()) + ")");
       else

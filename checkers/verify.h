@@ -27,6 +27,10 @@ struct VerifyOptions {
   int unroll = 4;        // loop-bound params with many counts: their smallest value and this many more
   int unroll_all = 64;   // loop-bound params with fewer counts than this: every count
   unsigned timeout_ms = 10000;
+  // Events (commands and host statements) elaborated and checked across iteration counts and
+  // regions; past it, the iteration counts between the smallest few and the largest are left out
+  // (said in a note). The smallest and the largest count are checked whatever it says.
+  size_t event_budget = 4'000'000;
   bool witness = false;  // races carry a witness schedule
 };
 

@@ -25,6 +25,13 @@ std::string gen_help() {
          "  --bugs N                inject N missing cross-queue waits; their lines are printed on stderr\n"
          "  --format hcq|json       output format (default hcq)\n"
          "  --symbolic              declare `param tv in 0..2` and use it as each queue's first cross-wait threshold\n"
+         "  --shape S               eager (default: the pattern above), or a shape that stresses one cost (the other\n"
+         "                          options but --commands, --format and -o are ignored):\n"
+         "                            chained-waits  nv: `wait x >= 0; exec; signal s = i` on a chained queue,\n"
+         "                                           `wait s >= i; exec` on another\n"
+         "                            sliding-reads  execs on two queues read overlapping 4 KiB windows of one buffer\n"
+         "                            many-queues    one queue per two commands, each signalling the host\n"
+         "                            param-loop     a loop bounded by `param r in 1..63` (checked for every count)\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -40,7 +47,95 @@ struct QueueGen {
 
 }  // namespace
 
+// The stress shapes: each exercises one cost that the eager pattern leaves small.
+static std::string generate_shape(const GenOptions& o) {
+  std::string s = "# qvet gen --shape " + o.shape + " --commands " + std::to_string(o.commands) + "\n";
+  auto emit = [&](const std::string& line) { s += line, s += '\n'; };
+  uint64_t n = std::max<uint64_t>(o.commands, 8);
+  auto range = [](const char* buf, uint64_t lo, uint64_t len) {
+    return std::string(buf) + "[" + std::to_string(lo) + ":" + std::to_string(lo + len) + "]";
+  };
+  if (o.shape == "chained-waits") {
+    uint64_t iters = n / 5;
+    emit("device gpu0 nv");
+    emit("buffer a on gpu0 " + std::to_string(16 * iters + 16));
+    emit("buffer b on gpu0 " + std::to_string(16 * iters + 16));
+    emit("signal x on host = 0");
+    emit("signal s on host = 0");
+    emit("queue c0 on gpu0 compute");
+    emit("queue c1 on gpu0 compute");
+    for (uint64_t i = 1; i <= iters; i += 10) {
+      uint64_t last = std::min(iters, i + 9);
+      emit("submit c0 {");
+      for (uint64_t k = i; k <= last; ++k) {
+        emit("  wait x >= 0");  // breaks the chain: the execs overlap, their releases finish out of order
+        emit("  exec produce writes " + range("a", 16 * k, 16));
+        emit("  signal s = " + std::to_string(k));
+      }
+      emit("}");
+      emit("submit c1 {");
+      for (uint64_t k = i; k <= last; ++k) {
+        emit("  wait s >= " + std::to_string(k));
+        emit("  exec consume writes " + range("b", 16 * k, 16));
+      }
+      emit("}");
+    }
+  } else if (o.shape == "sliding-reads") {
+    emit("device gpu0 nv");
+    emit("buffer a on gpu0 " + std::to_string(16 * n + 4096));
+    emit("buffer b on gpu0 " + std::to_string(16 * n + 16));
+    emit("queue c0 on gpu0 compute");
+    emit("queue c1 on gpu0 compute");
+    for (uint64_t i = 0; i < n; i += 20) {
+      for (int q = 0; q < 2; ++q) {
+        emit("submit c" + std::to_string(q) + " {");
+        for (uint64_t k = i + uint64_t(q); k < std::min(n, i + 20); k += 2)
+          emit("  exec k reads " + range("a", 16 * k, 4096) + " writes " + range("b", 16 * k, 16));
+        emit("}");
+      }
+    }
+  } else if (o.shape == "many-queues") {
+    uint64_t queues = n / 2;
+    emit("device gpu0 nv");
+    emit("buffer a on gpu0 " + std::to_string(16 * queues));
+    for (uint64_t q = 0; q < queues; ++q) emit("queue q" + std::to_string(q) + " on gpu0 compute");
+    for (uint64_t q = 0; q < queues; ++q) emit("signal s" + std::to_string(q) + " on host = 0");
+    for (uint64_t q = 0; q < queues; ++q) {
+      std::string id = std::to_string(q);
+      emit("submit q" + id + " {");
+      emit("  exec k writes " + range("a", 16 * q, 16));
+      emit("  signal s" + id + " = 1");
+      emit("}");
+    }
+    for (uint64_t q = 0; q < queues; ++q) emit("wait s" + std::to_string(q) + " >= 1");
+  } else if (o.shape == "param-loop") {
+    // At r = 63 the loop expands to about n commands.
+    uint64_t per = std::max<uint64_t>(n / 63 / 2, 1);
+    emit("device gpu0 nv");
+    emit("buffer a on gpu0 " + std::to_string(16 * per + 16));
+    emit("signal tl on host = 0");
+    emit("queue c0 on gpu0 compute");
+    emit("queue c1 on gpu0 compute");
+    emit("param r in 1..63");
+    emit("repeat i in 1..r {");
+    emit("  submit c0 {");
+    emit("    wait tl >= 2*i - 2");
+    for (uint64_t k = 0; k + 2 < per; ++k) emit("    exec k writes " + range("a", 16 * k, 16));
+    emit("    signal tl = 2*i - 1");
+    emit("  }");
+    emit("  submit c1 {");
+    emit("    wait tl >= 2*i - 1");
+    for (uint64_t k = 0; k + 2 < per; ++k) emit("    exec k reads " + range("a", 16 * k, 16));
+    emit("    signal tl = 2*i");
+    emit("  }");
+    emit("}");
+    emit("wait tl >= 2*r");
+  }
+  return s;
+}
+
 std::string generate_program(const GenOptions& o, std::vector<uint64_t>* bug_lines) {
+  if (o.shape != "eager") return generate_shape(o);
   std::mt19937_64 rng(o.seed);
   std::string s;
   s.reserve(o.commands * 48 + 4096);
@@ -160,6 +255,10 @@ int run_gen(int argc, char** argv) {
     } else if (a == "--format") {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
+    } else if (a == "--shape") {
+      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop")
+        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues or param-loop");
+      o.shape = v;
     } else if (a == "-o") out = v;
     else throw GenUsageError("unknown option '" + a + "'");
   }

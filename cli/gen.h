@@ -23,6 +23,9 @@ struct GenOptions {
   std::string arch = "nv";  // nv | amd | strict | mixed
   std::string format = "hcq";
   bool symbolic = false;  // a `param tv in 0..2` as the threshold of each queue's first cross wait
+  // eager (the pattern above), or one of the shapes that stress one cost of the checker
+  // (bench/run.sh measures each): chained-waits, sliding-reads, many-queues, param-loop.
+  std::string shape = "eager";
 };
 
 // Writes the program; `bug_lines` receives the line of each injected bug.

@@ -61,6 +61,7 @@ const char* kCheckHelp =
     "  --expect                   compare findings with the file's `# expect:` lines; exit 0 exactly when they match\n"
     "  --werror                   warnings count as errors for the exit code\n"
     "  --param NAME=VALUE         bind a param (repeatable); unbound params are sampled (docs/language-notes.md)\n"
+    "  --event-budget N           events checked across a loop-bound param's iteration counts (default 4000000)\n"
     "  --stats                    print time per phase and peak memory on standard error\n"
     "  --rules R1,R2,...          run only these rules (`none`: only the ordering engine)\n"
     "  --witness[=FILE]           give each race a schedule in which its accesses overlap; FILE: also as JSON\n"
@@ -130,6 +131,7 @@ struct Args {
   bool help = false;
   bool stats = false;
   std::vector<std::string> rules;  // --rules: run only these (default: all)
+  size_t event_budget = 0;         // --event-budget (0: VerifyOptions' default)
   // sim
   uint64_t runs = 100, seed = 1;
   int depth = 3;
@@ -200,6 +202,10 @@ Args parse_args(int argc, char** argv, int start) {
     } else if (s == "-o" || is("--output")) {
       if (s == "-o" && i + 1 >= argc) throw UsageError{"-o needs a file"};
       a.out = s == "-o" ? argv[++i] : value("--output");
+    } else if (is("--event-budget")) {
+      i128 n = parse_number(value("--event-budget"), "--event-budget");
+      if (n < 1 || n > i128(1) << 40) throw UsageError{"--event-budget is between 1 and 2^40"};
+      a.event_budget = size_t(n);
     } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
     else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
     else if (is("--runs")) a.runs = uint64_t(parse_number(value("--runs"), "--runs"));
@@ -232,6 +238,7 @@ int report_input_error(const Diagnostic& d, const SourceSet& src) {
 std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Program& p, int& rc, const Args& a) {
   VerifyOptions o;
   o.fixed = a.params;
+  if (a.event_budget) o.event_budget = a.event_budget;
   o.rules = a.rules;
   o.witness = a.witness;
   try {
@@ -448,6 +455,7 @@ int cmd_fix(const Args& a) {
   if (l.program->file != 1) throw UsageError{"fix needs .hcq text (print JSON back to .hcq first: qvet print FILE.json)"};
   VerifyOptions o;
   o.fixed = a.params;
+  if (a.event_budget) o.event_budget = a.event_budget;
   RepairResult r = repair_program(src.name(l.program->file), src.text(l.program->file), o);
   if (!r.input_ok) return report_input_error(r.input_error, src);
   std::string name = src.name(l.program->file);

@@ -1,33 +1,40 @@
-// Clock: what an event knows has already happened, as a vector clock over queues.
+// Clock: what an event knows has already happened, per queue, and how far the host got.
 //
-// For every queue q, `done[q]` says the ends of its first done[q] commands happen before the
-// event; `extra` lists further ended commands beyond that prefix (overlapping and chained queues
-// finish out of order). Host statements are totally ordered, so one number covers the host.
+// For a queue q it knows the ends of: its first `done` commands; every command below `fe` that
+// ends when its front end passes it (a wait, a memory_barrier: `ends_at_front_end`), so a front
+// end that ran ahead of slow kernels does not collect one entry per wait; and a few `extras`
+// beyond those (overlapping and chained queues finish out of order). Queues it knows nothing of
+// take no room: clocks stay small when a program declares many queues but each event hears of
+// few. Host statements are totally ordered, so one number covers the host.
 // join is the union of knowledge (an event after both), meet the intersection (the wait rule:
 // what happens before every candidate write).
+//
+// A clock reads its trace's commands (to tell which end at the front end); the Trace must
+// outlive it. Clocks of different traces are never mixed.
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
-#include <vector>
 
 #include <boost/container/small_vector.hpp>
 
 namespace qvet {
 
+struct Trace;
+
 class Clock {
  public:
   Clock() = default;
-  explicit Clock(size_t queues) : done_(queues, 0) {}
+  explicit Clock(const Trace* t) : t_(t) {}
 
   int64_t host() const { return host_; }
   void see_host(int64_t h) { host_ = std::max(host_, h); }
   bool knows_host(uint32_t h) const { return int64_t(h) <= host_; }
   bool knows(uint32_t queue, uint32_t index) const;
   void add_end(uint32_t queue, uint32_t index);  // the end of command `index` of `queue` happened
-  uint32_t done(uint32_t queue) const { return done_[queue]; }
-  // The known ends beyond the prefixes, as (queue, index), sorted.
+  uint32_t done(uint32_t queue) const { const Entry* e = find(queue); return e ? e->done : 0; }
+  // The known ends beyond the prefixes and front ends, as (queue, index), sorted.
   const auto& extras() const { return extra_; }
 
   void join(const Clock& o);
@@ -35,12 +42,26 @@ class Clock {
   bool leq(const Clock& o) const;  // everything this clock knows, o knows too
 
  private:
-  void normalize(uint32_t queue);
+  struct Entry {
+    uint32_t queue;
+    uint32_t done;  // commands [0, done) ended
+    uint32_t fe;    // >= done: front-end commands below fe ended
+  };
+  const Entry* find(uint32_t queue) const;
+  Entry& entry(uint32_t queue);  // found or inserted
+  bool front_end_cmd(uint32_t queue, uint32_t index) const;
+  bool in_extras(uint32_t queue, uint32_t index) const;
+  // Restores the invariants of `queue`'s entry: done as far as known ends reach, no extra below
+  // done or covered by fe.
+  void normalize(Entry& e);
   void normalize_all();
-  // Inline storage: copying a clock of up to 32 queues allocates nothing (clocks are copied per command).
+
+  const Trace* t_ = nullptr;
   int64_t host_ = -1;
-  boost::container::small_vector<uint32_t, 32> done_;
-  boost::container::small_vector<std::pair<uint32_t, uint32_t>, 2> extra_;  // (queue, index), sorted, index >= done_[queue]
+  // Sorted by queue, only queues with something known. Inline storage: copying a clock of up to
+  // 24 queues allocates nothing (clocks are copied per command).
+  boost::container::small_vector<Entry, 24> q_;
+  boost::container::small_vector<std::pair<uint32_t, uint32_t>, 2> extra_;  // (queue, index), sorted
 };
 
 }  // namespace qvet

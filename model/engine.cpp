@@ -1,6 +1,7 @@
 #include "model/engine.h"
 
 #include <algorithm>
+#include <functional>
 // vector_as_graph first: strong_components finds its functions by name lookup at definition.
 #include <boost/graph/vector_as_graph.hpp>
 #include <boost/graph/strong_components.hpp>
@@ -13,18 +14,22 @@ Engine::Engine(const Trace& t, Overrides overrides)
   qs_.resize(nq_);
   for (uint32_t q = 0; q < nq_; ++q) {
     qs_[q].mode = queue_mode(p_, q);
-    qs_[q].fe = qs_[q].acc = qs_[q].chain_end = qs_[q].chain_next = Clock(nq_);
+    qs_[q].fe = qs_[q].acc = qs_[q].chain_end = qs_[q].chain_next = Clock(&t_);
   }
-  host_clock_ = Clock(nq_);
+  host_clock_ = Clock(&t_);
   cmd_ran_.assign(t.cmds.size(), 0);
   host_ran_.assign(t.host.size(), 0);
   submit_epoch_.resize(t.host.size(), 0);
-  host_epochs_.push_back(std::make_shared<const Clock>(nq_));
+  host_epochs_.push_back(std::make_shared<const Clock>(&t_));
   cmd_write_.assign(t.cmds.size(), kNone);
   host_write_.assign(t.host.size(), kNone);
   cmd_resolution_.assign(t.cmds.size(), kNone);
   host_resolution_.assign(t.host.size(), kNone);
   queue_dead_cause_.assign(nq_, kNone);
+  is_ready_.assign(nq_, 0);
+  parked_on_.assign(nq_, kNone);
+  stuck_node_of_queue_.assign(nq_, -1);
+  waiting_on_.resize(p_.signals.size());
   writes_.resize(p_.signals.size());
   by_agent_.resize(p_.signals.size());
   for (size_t s = 0; s < p_.signals.size(); ++s) init_.push_back(uint64_t(evaluate(p_.signals[s].init, t.binding)));
@@ -270,7 +275,7 @@ void Engine::candidates(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const
     }
   }
   r.initial_candidate = (init_[s] & mask) >= v && !any_known;
-  learned = Clock(nq_);
+  learned = Clock(&t_);
   if (!r.initial_candidate) {
     for (size_t i = 0; i < r.candidates.size(); ++i) {
       if (i == 0) learned = *ws[r.candidates[0]].end;
@@ -362,6 +367,11 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   if ((w.value ^ init_[s]) & ~uint64_t(0xffffffffu)) uniform_high_[s] = false;
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
+  for (uint32_t q : waiting_on_[s]) {
+    if (parked_on_[q] == s) parked_on_[q] = kNone;
+    wake(q);
+  }
+  waiting_on_[s].clear();
   w.processed = true;
   w.end = std::make_shared<const Clock>(end);
   ++aw->processed;
@@ -371,6 +381,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
 
 void Engine::kill_agent(uint32_t agent, uint32_t cause) {
   ++deaths_;
+  for (uint32_t q : parked_) wake(q);  // their waits may now be blocked behind it
   if (agent == kHostAgent) {
     host_dead_ = true;
     host_dead_cause_ = cause;
@@ -497,8 +508,13 @@ bool Engine::step_host(EngineObserver& obs) {
       return false;
     k.join(learned);
   }
-  if (e.op == HostOp::Wait) host_epochs_.push_back(std::make_shared<const Clock>(k));
-  if (e.op == HostOp::Submit) submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
+  // A wait starts a new epoch; its clock is kept once a submit needs it (waits in a row keep one).
+  if (e.op == HostOp::Wait) host_epoch_stale_ = true;
+  if (e.op == HostOp::Submit) {
+    if (host_epoch_stale_) host_epochs_.push_back(std::make_shared<const Clock>(host_clock_));
+    host_epoch_stale_ = false;
+    submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
+  }
   if (e.op == HostOp::Free) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
   if (host_write_[h] != kNone) record_write(e.signal, host_write_[h], k);
   host_clock_ = k;
@@ -514,18 +530,23 @@ void Engine::unstick() {
   auto& nodes = stuck_nodes_;
   auto& node_of_queue = stuck_node_of_queue_;
   nodes.clear();
-  node_of_queue.assign(nq_, -1);
+  for (uint32_t q : parked_) node_of_queue[q] = -1;
   int host_node = -1;
-  for (uint32_t q = 0; q < nq_; ++q) {
+  std::sort(parked_.begin(), parked_.end());
+  parked_.erase(std::unique(parked_.begin(), parked_.end()), parked_.end());
+  size_t still = 0;
+  for (uint32_t q : parked_) {
     QueueState& st = qs_[q];
     if (st.dead || st.pos == t_.queue_cmds[q].size()) continue;
     uint32_t id = t_.queue_cmds[q][st.pos];
     const TraceCmd& c = t_.cmds[id];
     if (!host_ran_[c.submit] || c.op != CmdOp::Wait) continue;
+    parked_[still++] = q;
     uint64_t mask = word_mask(q, true);
     node_of_queue[q] = int(nodes.size());
     nodes.push_back({{false, id}, q, c.signal, uint64_t(c.value) & mask, mask});
   }
+  parked_.resize(still);
   if (!host_dead_ && host_pos_ < t_.host.size() && t_.host[host_pos_].op == HostOp::Wait) {
     const HostEvent& e = t_.host[host_pos_];
     host_node = int(nodes.size());
@@ -586,7 +607,7 @@ void Engine::unstick() {
     if (pick >= 0) {
       const StuckNode& n = nodes[size_t(pick)];
       if (n.wait.host) host_forced_ = true;
-      else qs_[n.agent].forced = true;
+      else qs_[n.agent].forced = true, wake(n.agent);
       continue;
     }
     Deadlock d;
@@ -617,22 +638,58 @@ void Engine::finish_counts() {
   }
 }
 
+void Engine::wake(uint32_t q) {
+  if (is_ready_[q]) return;
+  is_ready_[q] = 1;
+  ready_.push_back(q);
+  std::push_heap(ready_.begin(), ready_.end(), std::greater<>());
+}
+
+void Engine::park(uint32_t q) {
+  const QueueState& st = qs_[q];
+  if (st.dead || st.pos == t_.queue_cmds[q].size()) return;
+  const TraceCmd& c = t_.cmds[t_.queue_cmds[q][st.pos]];
+  if (!host_ran_[c.submit] || c.op != CmdOp::Wait) return;  // the host's submit wakes it
+  if (parked_on_[q] == c.signal) return;
+  parked_on_[q] = c.signal;
+  waiting_on_[c.signal].push_back(q);
+  parked_.push_back(q);
+}
+
 void Engine::run(EngineObserver& obs) {
-  // Queues drain as far as they can after each host statement, so events are processed roughly in
-  // submission order (any order consistent with happens-before gives the same verdicts).
+  // Ready queues drain as far as they can after each host statement, lowest id first, so events
+  // are processed roughly in submission order (any order consistent with happens-before gives the
+  // same verdicts).
+  for (uint32_t q = 0; q < nq_; ++q) wake(q);
   while (true) {
     bool progress = false;
     uint64_t deaths = deaths_;
-    for (uint32_t q = 0; q < nq_; ++q)
-      while (step_queue(q, obs)) progress = true;
-    if (step_host(obs)) continue;
+    while (!ready_.empty()) {
+      std::pop_heap(ready_.begin(), ready_.end(), std::greater<>());
+      uint32_t q = ready_.back();
+      ready_.pop_back();
+      is_ready_[q] = 0;
+      bool moved = false;
+      while (step_queue(q, obs)) moved = true;
+      if (moved) parked_on_[q] = kNone;  // a later wait is parked afresh, even on the same signal
+      progress |= moved;
+      park(q);
+    }
+    uint32_t h = uint32_t(host_pos_);
+    if (step_host(obs)) {
+      if (t_.host[h].op == HostOp::Submit) wake(t_.host[h].queue);
+      continue;
+    }
     // A death is progress too: waits that only dead writers could satisfy are now blocked behind
     // it, and must be seen as such before the stuck waits are examined.
     if (progress || deaths != deaths_) continue;
     bool done = host_dead_ || host_pos_ == t_.host.size();
-    for (uint32_t q = 0; q < nq_ && done; ++q)
-      if (!qs_[q].dead && qs_[q].pos < t_.queue_cmds[q].size()) done = false;
-    if (done) break;
+    for (uint32_t q : parked_)
+      if (done && !qs_[q].dead && qs_[q].pos < t_.queue_cmds[q].size()) done = false;
+    if (done) {
+      // Nothing waits. Queues whose batches the host never submitted (it died) stay unrun.
+      break;
+    }
     unstick();
   }
   finish_counts();

@@ -169,6 +169,16 @@ class Engine {
     uint32_t agent, signal;
     uint64_t v, mask;
   };
+  // Which queues may step: a queue leaves the work list when it cannot step, and comes back when
+  // what stopped it changes (the host submits its next batch, a write of the signal its head wait
+  // reads is made, an agent dies, or its wait is forced), so a step costs nothing per idle queue.
+  void wake(uint32_t q);
+  void park(uint32_t q);  // q cannot step: note what it waits for
+  std::vector<uint32_t> ready_;  // a min-heap of queue ids (lower ids first, as submitted)
+  std::vector<uint8_t> is_ready_;
+  std::vector<uint32_t> parked_on_;               // per queue: the signal it is listed under, or kNone
+  std::vector<std::vector<uint32_t>> waiting_on_;  // per signal: queues parked at a wait on it
+  std::vector<uint32_t> parked_;                   // queues parked at a wait (some entries stale)
   std::vector<StuckNode> stuck_nodes_;
   std::vector<std::pair<EventRef, uint64_t>> unforceable_;  // forced waits that found no candidate, at epoch
   std::vector<int> stuck_node_of_queue_;
@@ -195,6 +205,7 @@ class Engine {
   // index grows. So each submit records the clock of the latest host wait (an "epoch").
   std::vector<std::shared_ptr<const Clock>> host_epochs_;
   std::vector<uint32_t> submit_epoch_;  // per host event (submits)
+  bool host_epoch_stale_ = false;       // a host wait ran since the last epoch was kept
   std::vector<std::pair<uint32_t, std::shared_ptr<const Clock>>> kept_host_clocks_;
   std::vector<std::vector<SignalWrite>> writes_;  // per signal, in agent order within each agent
   // per signal: per agent, indices into writes_[signal] in agent order, and how many are processed

@@ -64,11 +64,14 @@ class Elaborator {
   Trace run() {
     if (symbolic_)
       for (auto& g : p_->signals) t_.sym_signal_init.push_back(params_only(g.init));
-    size_t cmds = 0, accesses = 0, host = 0;
-    estimate(p_->stmts, 1, cmds, accesses, host);
-    t_.cmds.reserve(std::min(cmds, max_events_));
-    t_.accesses.reserve(std::min(accesses, max_events_));
-    t_.host.reserve(std::min(host, max_events_));
+    Count n;
+    std::vector<i128> binding = t_.binding;
+    if (const Loc* past = count(p_->stmts, n))
+      throw InputError{*past, "program expands to more than " + std::to_string(max_events_) + " events (an implementation limit)", true};
+    t_.binding = std::move(binding);
+    t_.cmds.reserve(n.cmds);
+    t_.accesses.reserve(n.acc);
+    t_.host.reserve(n.host);
     stmts(p_->stmts, 0);
     return std::move(t_);
   }
@@ -161,24 +164,65 @@ class Elaborator {
     return uint32_t(t_.host.size() - 1);
   }
 
-  // Sizes of the elaborated program (loop bounds evaluated with the outer variables at their
-  // current binding; a hint for reserving, not a limit).
-  void estimate(const std::vector<Stmt>& list, size_t times, size_t& cmds, size_t& acc, size_t& host) {
+  // Counts what the program expands to, before anything is allocated, taking the steps that
+  // `budget` takes in the same order: a program past the limit is refused where `budget` would
+  // refuse it, without first reserving room for it. A loop whose body holds no loop counts its
+  // iterations by multiplication, so the walk costs at most one step per iteration of a loop
+  // that holds a loop. Returns the location of the step past the limit, or null.
+  struct Count {
+    size_t steps = 0, cmds = 0, acc = 0, host = 0;
+  };
+  static bool flat(const std::vector<Stmt>& list) {
+    return std::none_of(list.begin(), list.end(), [](const Stmt& s) { return s.kind == StmtKind::Repeat; });
+  }
+  const std::vector<Command>* body_of(const Stmt& s) const {
+    return s.kind == StmtKind::Submit ? &s.cmds : s.kind == StmtKind::SubmitList ? &p_->lists[s.id2].body : nullptr;
+  }
+  const Loc* count(const std::vector<Stmt>& list, Count& n) {
+    auto step = [&](const Loc& loc) { return ++n.steps >= max_events_ ? &loc : nullptr; };
     for (const Stmt& s : list) {
-      if (cmds > max_events_) return;
-      const std::vector<Command>* body = s.kind == StmtKind::Submit ? &s.cmds
-                                         : s.kind == StmtKind::SubmitList ? &p_->lists[s.id2].body : nullptr;
-      if (body) {
-        cmds += times * body->size();
-        for (auto& c : *body) acc += times * (c.reads.size() + c.writes.size());
-      }
-      if (s.kind >= StmtKind::Submit && s.kind != StmtKind::Repeat) host += times;
-      if (s.kind == StmtKind::Read || s.kind == StmtKind::Write) acc += times;
+      if (s.kind < StmtKind::Submit) continue;  // declarations
       if (s.kind == StmtKind::Repeat) {
-        i128 n = eval(s.hi) - eval(s.lo) + 1;
-        if (n > 0) estimate(s.body, size_t(std::min<i128>(n * i128(times), i128(max_events_))), cmds, acc, host);
+        i128 lo = eval(s.lo), hi = eval(s.hi);
+        if (hi < lo) continue;
+        if (flat(s.body)) {
+          Count one;
+          t_.binding[s.id] = lo;
+          const Loc* past = count(s.body, one);  // one iteration (its loop step is counted below)
+          i128 per = i128(one.steps) + 1, room = i128(max_events_) - i128(n.steps);
+          i128 iters = hi - lo + 1;
+          if (!past && iters < room && iters * per < room) {
+            n.steps += size_t(iters * per), n.cmds += size_t(iters) * one.cmds, n.acc += size_t(iters) * one.acc,
+                n.host += size_t(iters) * one.host;
+            continue;
+          }
+          // It crosses the limit: skip the iterations that fit, then walk the one that crosses.
+          i128 whole = std::max<i128>(0, room / per - 1);
+          n.steps += size_t(whole * per);
+          for (i128 i = lo + whole; i <= hi; ++i) {
+            t_.binding[s.id] = i;
+            if (const Loc* l = step(s.loc)) return l;
+            if (const Loc* l = count(s.body, n)) return l;
+          }
+          continue;
+        }
+        for (i128 i = lo; i <= hi; ++i) {
+          t_.binding[s.id] = i;
+          if (const Loc* l = step(s.loc)) return l;
+          if (const Loc* l = count(s.body, n)) return l;
+        }
+        continue;
       }
+      if (const Loc* l = step(s.loc)) return l;
+      ++n.host;
+      if (s.kind == StmtKind::Read || s.kind == StmtKind::Write) ++n.acc;
+      if (const std::vector<Command>* body = body_of(s))
+        for (const Command& c : *body) {
+          if (const Loc* l = step(c.loc)) return l;
+          ++n.cmds, n.acc += c.reads.size() + c.writes.size();
+        }
     }
+    return nullptr;
   }
 
   void stmts(const std::vector<Stmt>& list, uint32_t ctx) {

@@ -119,4 +119,14 @@ sed 's/"column": 3/"column": 4000000000/' prog.json >far.json
 with_source "$ex" && sed -i 's/"column": 3/"column": 4000000000/' src.json
 "$qvet" check src.json >out; [ $? = 1 ] || fail "far column: want exit 1"
 [ "$(wc -c <out)" -lt 100000 ] || fail "a far column printed $(wc -c <out) bytes"
+# A program past the event limit is refused before its events are allocated: under a 300 MB
+# address-space limit (skipped for sanitizer builds, which reserve terabytes of address space).
+if (ulimit -v 300000; "$qvet" --version) >/dev/null 2>&1; then
+  src=$(dirname "$ex")/../tests/malformed
+  for f in limit_repeat_2pow40 limit_nested_repeat; do
+    (ulimit -v 300000; timeout 20 "$qvet" check "$src/$f.hcq") >/dev/null 2>err; rc=$?
+    [ $rc = 2 ] || fail "$f under a memory limit: exit $rc, want 2"
+    grep -q "expands to more than" err || fail "$f: $(cat err)"
+  done
+fi
 echo "hostile io ok"

@@ -94,6 +94,21 @@ TEST_CASE("verify: loop-bound params are unrolled and said to be") {
   CHECK(v->r.notes.back().find("every admissible iteration count (8)") != std::string::npos);
 }
 
+TEST_CASE("verify: the iteration counts of a loop-bound param share one event budget") {
+  const char* text =
+      "device g nv\nbuffer h on host 4K\nbuffer a on g 4K\nsignal tl on host\nqueue x on g copy\nparam n in 1..40\n"
+      "repeat i in 1..n {\n  write h\n  submit x {\n    copy h -> a\n    signal tl = i\n  }\n}\n";
+  VerifyOptions o;
+  o.event_budget = 400;  // counts 1..40 of 4 events per iteration: 3280 in all; 1, 40, 2..6 fit
+  auto v = verify_text(text, o);
+  REQUIRE(v->r.diagnostics.size() == 1);  // the race, found with the smallest count
+  CHECK(notes_of(v->r.diagnostics[0]).find("n = 2") != std::string::npos);
+  CHECK(v->r.notes.back().find("would pass the budget of 400 events") != std::string::npos);
+  CHECK(v->r.notes.back().find("checked for 7 iteration counts") != std::string::npos);
+  auto all = verify_text(text);
+  CHECK(all->r.notes.back().find("every admissible iteration count (40)") != std::string::npos);
+}
+
 TEST_CASE("witness: every race in the corpus has a schedule in which its accesses overlap") {
   namespace fs = std::filesystem;
   size_t races = 0;

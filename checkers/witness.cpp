@@ -59,6 +59,8 @@ std::vector<ScheduleStep> witness_schedule(const Trace& t, EventRef a, EventRef 
     s.what = describe_event(t, n.ev);
     s.loc = n.ev.host ? t.host[n.ev.id].loc : t.cmds[n.ev.id].loc;
     s.racing = n.ev == a || n.ev == b;
+    s.host = n.ev.host;
+    s.id = n.ev.id;
     out.push_back(std::move(s));
   }
   return out;

@@ -3,6 +3,7 @@
 // usage, 3 internal failure). No exception or crash escapes main.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -23,6 +24,11 @@
 #include "core/json_io.h"
 #include "core/parser.h"
 #include "core/printer.h"
+#include "devices/compare.h"
+#include "devices/schedule.h"
+#include "devices/sim/render.h"
+#include "devices/sim/sim.h"
+#include "devices/sim/summary.h"
 #include "model/graph.h"
 
 using namespace qvet;
@@ -41,6 +47,7 @@ const char* kUsage =
     "  print     print the canonical .hcq form, or the IR as JSON (--format json)\n"
     "  graph     print the happens-before graph as Graphviz DOT\n"
     "  fix       repair races with verified waits and print the diff\n"
+    "  sim       execute the program on a simulated machine under many schedules\n"
     "  gen       write a deterministic synthetic program (for benchmarks)\n"
     "  version   print the version\n"
     "  help      print this help, or `qvet help COMMAND`\n"
@@ -83,6 +90,30 @@ const char* kGraphHelp =
     "  signal->wait edges dashed, races red. --around keeps only events within --radius hops\n"
     "  (default 3) of the commands on LINE.\n";
 
+const char* kSimHelp =
+    "usage: qvet sim [options] FILE\n"
+    "\n"
+    "Executes the program on a simulated machine (docs/simulator.md) under --runs schedules and\n"
+    "prints what was observed: races (overlapping conflicting accesses, reads that saw different\n"
+    "versions in different runs), hangs, and the final value of every signal. Exit 1 when a race\n"
+    "or a hang was observed.\n"
+    "\n"
+    "  --runs N                   schedules to run (default 100)\n"
+    "  --seed S                   the schedule family (default 1): the same seed gives the same runs\n"
+    "  --policy random|pct|delay  how schedules are drawn (default random); a list (pct,delay)\n"
+    "                             runs --runs schedules of each\n"
+    "  --policy witness --witness=FILE\n"
+    "                             replay each schedule of `qvet check --witness=FILE` exactly; exit 1\n"
+    "                             when one cannot be replayed or its accesses do not overlap\n"
+    "  --depth D                  pct: the bug depth searched for (default 3)\n"
+    "  --compare                  check the runs against `check`'s prediction (soundness and\n"
+    "                             coverage); exit 1 on a soundness violation\n"
+    "  --format text|json         the --compare report (default text)\n"
+    "  --trace OUT.json           write the first run as Chrome trace events (Perfetto, chrome://tracing)\n"
+    "  --timeline OUT.svg         write the first run as an SVG timeline\n"
+    "  --param NAME=VALUE         bind a param (others take their smallest admissible value)\n"
+    "  --stats                    print time per phase and peak memory on standard error\n";
+
 struct UsageError {
   std::string message;
 };
@@ -101,6 +132,12 @@ struct Args {
   bool stats = false;
   std::vector<std::string> rules;  // --rules: run only these (default: all)
   size_t event_budget = 0;         // --event-budget (0: VerifyOptions' default)
+  // sim
+  uint64_t runs = 100, seed = 1;
+  int depth = 3;
+  std::string policy = "random";
+  bool compare = false;
+  std::string trace_file, timeline_file;
 };
 
 // --stats: wall time per phase and peak memory, on standard error (for benchmarks).
@@ -171,6 +208,13 @@ Args parse_args(int argc, char** argv, int start) {
       a.event_budget = size_t(n);
     } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
     else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
+    else if (is("--runs")) a.runs = uint64_t(parse_number(value("--runs"), "--runs"));
+    else if (is("--seed")) a.seed = uint64_t(parse_number(value("--seed"), "--seed"));
+    else if (is("--depth")) a.depth = int(std::min<i128>(parse_number(value("--depth"), "--depth"), 64));
+    else if (is("--policy")) a.policy = value("--policy");
+    else if (s == "--compare") a.compare = true;
+    else if (is("--trace")) a.trace_file = value("--trace");
+    else if (is("--timeline")) a.timeline_file = value("--timeline");
     else if (s.size() > 1 && s[0] == '-') throw UsageError{"unknown option '" + s + "'"};
     else a.files.push_back(s);
   }
@@ -188,16 +232,6 @@ bool write_output(const std::string& path, std::string_view data) {
 int report_input_error(const Diagnostic& d, const SourceSet& src) {
   std::cerr << render_text({d}, src);
   return 2;
-}
-
-// Loads one file; prints the error and returns nothing on invalid input.
-std::optional<Program> load(SourceSet& src, const std::string& file, int& rc) {
-  LoadResult r = load_program(src, file);
-  if (!r.program) {
-    rc = report_input_error(*r.error, src);
-    return std::nullopt;
-  }
-  return std::move(*r.program);
 }
 
 // Verifies a program for every admissible param value (checkers/verify.h).
@@ -241,8 +275,10 @@ bool streamable(const std::string& text) {
   return true;
 }
 
-std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std::string& file, std::string text,
-                                                      const Args& a, int& rc, std::optional<Program>& keep) {
+// Reads a streamable program (above) while elaborating it; prints the error and returns false on
+// invalid input. The trace refers to `keep`.
+bool load_streamed(SourceSet& src, const std::string& file, std::string text, const Args& a, int& rc,
+                   std::optional<Program>& keep, Trace& t) {
   Program empty;
   TraceBuilder builder(empty, text.size() / 40);
   double elaborate_s = 0;
@@ -263,10 +299,43 @@ std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std:
   }
   if (!r.program) {
     rc = report_input_error(*r.error, src);
-    return std::nullopt;
+    return false;
   }
   keep = std::move(*r.program);
-  Trace t = builder.finish(*keep);
+  t = builder.finish(*keep);
+  return true;
+}
+
+// Loads the one FILE and elaborates it for --param values (others: their smallest); prints the
+// error and returns false on invalid input. The trace refers to `p`, which must outlive it.
+bool load_elaborated(SourceSet& src, const Args& a, std::optional<Program>& p, Trace& t, int& rc) {
+  std::string text, error, name = a.files[0] == "-" ? "<stdin>" : a.files[0];
+  if (!read_file(a.files[0], text, &error)) {
+    rc = report_input_error(input_diagnostic({{src.add(name, ""), 0, 0}, error}), src);
+    return false;
+  }
+  if (streamable(text)) return load_streamed(src, name, std::move(text), a, rc, p, t);
+  LoadResult r = load_program_text(src, name, std::move(text));
+  if (!r.program) {
+    rc = report_input_error(*r.error, src);
+    return false;
+  }
+  p = std::move(*r.program);
+  try {
+    t = elaborate(*p, bind_params(*p, a.params));
+  } catch (const InputError& e) {
+    Diagnostic d = input_diagnostic(e);
+    if (!d.loc.file) d.loc.file = p->file;
+    rc = report_input_error(d, src);
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std::string& file, std::string text,
+                                                      const Args& a, int& rc, std::optional<Program>& keep) {
+  Trace t;
+  if (!load_streamed(src, file, std::move(text), a, rc, keep, t)) return std::nullopt;
   Stopwatch sw;
   CheckResult res = check_trace(t, a.rules, a.witness);
   if (a.stats)
@@ -366,14 +435,9 @@ int cmd_graph(const Args& a) {
   if (a.files.size() != 1) throw UsageError{"graph needs exactly one FILE"};
   SourceSet src;
   int rc = 0;
-  auto l = load(src, a.files[0], rc);
-  if (!l) return rc;
+  std::optional<Program> l;
   Trace t;
-  try {
-    t = elaborate(*l, bind_params(*l, a.params));
-  } catch (const InputError& e) {
-    return report_input_error(input_diagnostic(e), src);
-  }
+  if (!load_elaborated(src, a, l, t, rc)) return rc;
   CheckResult res = check_trace(t);
   std::vector<std::pair<Loc, Loc>> races;
   for (auto& d : res.diagnostics)
@@ -412,6 +476,119 @@ int cmd_fix(const Args& a) {
   return r.clean ? 0 : 1;
 }
 
+// --policy witness: each schedule replayed, and whether its two accesses overlapped.
+int replay_witnesses(const Trace& t, const Simulator& sim, SimOptions o, const std::vector<Schedule>& schedules,
+                     const std::string& name) {
+  std::vector<EventRef> owner = access_owners(t);
+  int rc = 0;
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    const Schedule& s = schedules[i];
+    o.replay = &s;
+    ObservedRun r = sim.run(o, 0);
+    std::string error;
+    bool exact = replayed(s, r, error), overlapped = false;
+    for (const Hang& h : r.hung)
+      if (h.missed && !exact) {
+        error += " (a wait hung: the value it needed was overwritten before it began; docs/simulator.md, hang-overwritten)";
+        break;
+      }
+    for (const Overlap& ov : r.overlaps) {
+      EventRef x = owner[ov.a], y = owner[ov.b];
+      overlapped |= s.racing.size() == 2 && ((x == s.racing[0] && y == s.racing[1]) || (x == s.racing[1] && y == s.racing[0]));
+    }
+    std::cout << name << ": witness " << i + 1 << " (race at line " << s.line << ", related line " << s.related_line << "): "
+              << (exact ? "replayed exactly" : "not replayed: " + error) << "; "
+              << (overlapped ? "the two accesses overlapped" : "the two accesses did not overlap") << "\n";
+    if (!exact || !overlapped) rc = 1;
+  }
+  return rc;
+}
+
+int cmd_sim(const Args& a) {
+  if (a.help) return std::cout << kSimHelp, 0;
+  if (a.files.size() != 1) throw UsageError{"sim needs exactly one FILE"};
+  SimOptions o;
+  std::vector<Policy> policies;  // --policy pct,delay: --runs of each
+  for (size_t b = 0; b <= a.policy.size();) {
+    size_t e = std::min(a.policy.find(',', b), a.policy.size());
+    if (!parse_policy(a.policy.substr(b, e - b), o.policy))
+      throw UsageError{"unknown --policy '" + a.policy.substr(b, e - b) + "' (random, pct or delay)"};
+    policies.push_back(o.policy);
+    b = e + 1;
+  }
+  std::string fmt = a.format.empty() ? "text" : a.format;
+  if (fmt != "text" && fmt != "json") throw UsageError{"unknown --format '" + fmt + "' (text or json)"};
+  if (a.runs == 0) throw UsageError{"--runs needs at least 1"};
+  if (a.depth < 1) throw UsageError{"--depth needs at least 1"};
+  o.seed = a.seed;
+  o.pct_depth = a.depth;
+  SourceSet src;
+  int rc = 0;
+  std::optional<Program> l;
+  Trace t;
+  Stopwatch sw;
+  if (!load_elaborated(src, a, l, t, rc)) return rc;
+  double t_load = sw.lap();
+  std::string name = src.name(l->file);
+  // The prediction: what --compare checks, and the races the delay policy stretches.
+  std::optional<Prediction> pred;
+  if (a.compare || std::count(policies.begin(), policies.end(), Policy::Delay)) {
+    if (t.accesses.size() > Prediction::kMaxAccesses)
+      throw UsageError{"--compare and --policy delay pair up accesses, for programs of at most " +
+                       std::to_string(Prediction::kMaxAccesses) + " accesses (this one has " + std::to_string(t.accesses.size()) + ")"};
+    pred.emplace(t);
+    o.delay_pairs = pred->races();
+  }
+  std::vector<Schedule> schedules;  // --policy witness
+  if (std::count(policies.begin(), policies.end(), Policy::Witness)) {
+    if (policies.size() != 1 || a.witness_file.empty()) throw UsageError{"--policy witness needs --witness=FILE, and no other policy"};
+    std::string text, error;
+    if (!read_file(a.witness_file, text, &error) || !read_witnesses(text, t, schedules, error)) {
+      std::cerr << "qvet: error: " << a.witness_file << ": " << error << "\n";
+      return 2;
+    }
+    if (schedules.empty()) throw UsageError{a.witness_file + " holds no schedule"};
+    o.replay = &schedules[0];
+  }
+  // Reads' versions name the writers a race involves; a very large program keeps fingerprints only.
+  o.record_seen = t.accesses.size() <= 1'000'000;
+  Simulator sim(t);
+  if (!a.trace_file.empty() || !a.timeline_file.empty()) {  // the first run, drawn
+    o.policy = policies[0];
+    ObservedRun r = sim.run(o, 0);
+    if (!a.trace_file.empty() && !write_output(a.trace_file, chrome_trace(t, r, src))) return 2;
+    if (!a.timeline_file.empty() && !write_output(a.timeline_file, timeline_svg(t, r, src))) return 2;
+  }
+  if (!schedules.empty()) return replay_witnesses(t, sim, o, schedules, name);
+  if (a.compare) {
+    Comparison cmp(*pred);
+    for (size_t k = 0; k < policies.size(); ++k)  // runs are numbered across the policies
+      for (uint64_t i = 0; i < a.runs; ++i) o.policy = policies[k], cmp.add(sim.run(o, i), k * a.runs + i);
+    cmp.finish();
+    std::cout << (fmt == "json" ? cmp.json(name) : cmp.table(name));
+    return cmp.soundness_violations() ? 1 : 0;
+  }
+  SimSummary sum(t);
+  double t_prepare = sw.lap(), t_run = 0, t_sum = 0;
+  for (Policy p : policies)
+    for (uint64_t i = 0; i < a.runs; ++i) {
+      o.policy = p;
+      ObservedRun r = sim.run(o, i);
+      t_run += sw.lap();
+      sum.add(r);
+      t_sum += sw.lap();
+    }
+  if (a.stats)
+    std::cerr << "stats: " << t.cmds.size() << " commands; load+elaborate " << t_load << " s, prepare " << t_prepare
+              << " s, simulate " << t_run << " s (" << t_run / double(a.runs * policies.size()) << " s per run), summarise "
+              << t_sum << " s, peak RSS " << peak_rss_kb() / 1024 << " MiB\n";
+  std::cout << name << ": " << a.runs * policies.size() << " run(s), policy " << a.policy << ", seed " << o.seed << ": "
+            << t.cmds.size() << " command(s), " << t.host.size() << " host statement(s)\n"
+            << sum.text(src) << "qvet sim: " << sum.races() << " race(s), " << sum.hangs() << " hang(s), " << sum.unacquired()
+            << " unacquired read(s) observed\n";
+  return sum.races() || sum.hangs() ? 1 : 0;
+}
+
 int run(int argc, char** argv) {
   if (argc < 2) return std::cerr << kUsage, 2;
   std::string cmd = argv[1];
@@ -422,6 +599,7 @@ int run(int argc, char** argv) {
     else if (topic == "graph") std::cout << kGraphHelp;
     else if (topic == "gen") std::cout << gen_help();
     else if (topic == "fix") std::cout << kFixHelp;
+    else if (topic == "sim") std::cout << kSimHelp;
     else std::cout << kUsage;
     return 0;
   }
@@ -432,6 +610,7 @@ int run(int argc, char** argv) {
   if (cmd == "print") return cmd_print(a);
   if (cmd == "graph") return cmd_graph(a);
   if (cmd == "fix") return cmd_fix(a);
+  if (cmd == "sim") return cmd_sim(a);
   throw UsageError{"unknown command '" + cmd + "'"};
 }
 

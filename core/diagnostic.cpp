@@ -124,7 +124,8 @@ nlohmann::ordered_json loc_json(const Loc& l, const SourceSet& src) {
 nlohmann::ordered_json witness_json(const std::vector<ScheduleStep>& steps) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
   for (auto& st : steps)
-    a.push_back({{"time", st.time}, {"event", st.event}, {"what", st.what}, {"line", st.loc.line}, {"racing", st.racing}});
+    a.push_back({{"time", st.time}, {"event", st.event}, {"what", st.what}, {"line", st.loc.line}, {"racing", st.racing},
+                 {"host", st.host}, {"id", st.id}});
   return a;
 }
 

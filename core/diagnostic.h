@@ -58,6 +58,10 @@ struct ScheduleStep {
   std::string what;   // "`exec k` on c0", "host `write`"
   Loc loc;
   bool racing = false;  // one of the two accesses the schedule shows overlapping
+  // Which event of the checked Trace this is, so that the simulator can replay the schedule:
+  // a host statement's index, or a command's id (in submission order).
+  bool host = false;
+  uint32_t id = UINT32_MAX;
 };
 
 struct Diagnostic {

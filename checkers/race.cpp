@@ -4,6 +4,7 @@
 // and the fix: a wait on a signal the producer's queue already writes, or a new signal/wait pair.
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "checkers/checker.h"
 #include "checkers/shadow.h"
@@ -30,7 +31,7 @@ class RaceChecker : public Checker {
  private:
   ShadowMemory shadow_;
   PairGroups groups_;
-  std::vector<EventRef> reported_;  // partners already reported for the current event
+  std::unordered_set<uint64_t> reported_;  // partners already reported for the current event (Engine::event_key)
 
   bool same_agent(EventRef a, EventRef b) const {
     return a.host == b.host && (a.host || c_.t.cmds[a.id].queue == c_.t.cmds[b.id].queue);
@@ -39,20 +40,19 @@ class RaceChecker : public Checker {
   // conflict. An earlier access is dominated by a later one of its own queue when its end is
   // known to the later access's end and the later one conflicts with whatever it conflicts with:
   // every event that races with it races with the later one too, and the later one is later in
-  // the queue's order. It moves under the later one (`hidden`), where only an event submitted
-  // before the later one looks (its findings with the two fall in different groups); nothing is
-  // dropped, so the findings are exact, and the lists stay short.
+  // the queue's order. It moves under the later one (`hidden`), where an event looks only when it
+  // races with the later one (and then stops at the first hidden access it knows): nothing is
+  // dropped, every racing pair is counted in its group's message, and the lists stay short.
   void access_all(EventRef ev, uint32_t begin, uint32_t end, const Clock& start, const Clock& end_clock) {
     reported_.clear();
-    uint64_t key = c_.e.submit_key(ev);
     for (uint32_t a = begin; a < end; ++a) {
       const Access& acc = c_.t.accesses[a];
       if (acc.freed_by != kNone) continue;  // use-after-free reports it; the memory may be another buffer's
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
         ShadowAccess self{ev, a, acc.write, nullptr};
-        for (const ShadowAccess& o : seg.writers) visit(o, self, key, start, lo, seg.hi);
+        for (const ShadowAccess& o : seg.writers) visit(o, self, start, lo, seg.hi);
         if (acc.write)
-          for (const ShadowAccess& o : seg.readers) visit(o, self, key, start, lo, seg.hi);
+          for (const ShadowAccess& o : seg.readers) visit(o, self, start, lo, seg.hi);
         auto hides = [&](const ShadowAccess& o) { return o.ev == ev || (same_agent(o.ev, ev) && c_.e.known(end_clock, o.ev)); };
         auto take = [&](auto& list) {
           for (auto it = list.begin(); it != list.end();) {
@@ -71,23 +71,21 @@ class RaceChecker : public Checker {
       });
     }
   }
-  // `o` and what it hides, against the access `x` of the event being processed (submit key `key`).
-  void visit(const ShadowAccess& o, const ShadowAccess& x, uint64_t key, const Clock& start, uint64_t lo, uint64_t hi) {
+  // `o` and what it hides, against the access `x` of the event being processed.
+  void visit(const ShadowAccess& o, const ShadowAccess& x, const Clock& start, uint64_t lo, uint64_t hi) {
     bool own = o.ev == x.ev;
     if (!own && c_.e.known(start, o.ev)) return;  // it knows `o`, hence all `o` hides
     if (!o.write && !x.write) return;           // reads hide only reads
     if (!own) report(o, x, lo, hi);
-    // Submitted after `o`, this event's finding with an access `o` hides is in the group of its
-    // finding with `o` (same primary, same queue, `o` later): no need to look.
-    if (!own && key > c_.e.submit_key(o.ev)) return;
+    // What `o` hides races with this access too unless this event knows it (the group's message
+    // counts and lists them all): the cost is the number of racing pairs found.
     if (o.hidden)
-      for (const ShadowAccess& h : *o.hidden) visit(h, x, key, start, lo, hi);
+      for (const ShadowAccess& h : *o.hidden) visit(h, x, start, lo, hi);
   }
 
   // `first` was processed before `second`.
   void report(const ShadowAccess& first, const ShadowAccess& second, uint64_t lo, uint64_t hi) {
-    if (std::find(reported_.begin(), reported_.end(), first.ev) != reported_.end()) return;
-    reported_.push_back(first.ev);
+    if (!reported_.insert(Engine::event_key(first.ev)).second) return;
     // Primary: the access submitted later; related: the earlier one.
     ShadowAccess later = second, earlier = first;
     if (c_.e.submit_key(first.ev) > c_.e.submit_key(second.ev)) std::swap(later, earlier);

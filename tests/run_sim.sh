@@ -55,8 +55,10 @@ PY
 # The two disagreements docs/simulator.md reports stay visible until they are decided.
 "$qvet" sim --compare --runs 100 --format json corpus/sim_disagree_overwritten_candidate.hcq | grep -q '"kind": "hang-overwritten"' ||
   { echo "sim_disagree_overwritten_candidate: the hang is gone; update docs/simulator.md"; exit 1; }
-"$qvet" sim --compare --runs 100 --format json corpus/sim_disagree_unlisted_race.hcq | grep -q '"kind": "race-unlisted"' ||
-  { echo "sim_disagree_unlisted_race: the line is listed now; update docs/simulator.md"; exit 1; }
+! "$qvet" sim --compare --runs 100 --format json corpus/race_group_lists_all_lines.hcq | grep -q '"kind": "race-unlisted"' ||
+  { echo "race_group_lists_all_lines: the race's message does not list every line again"; exit 1; }
+"$qvet" check corpus/race_group_lists_all_lines.hcq | grep -q "the same holds for 1 earlier command(s) of queue q0 (line 15)" ||
+  { echo "race_group_lists_all_lines: the grouped message does not list line 15"; exit 1; }
 # The SVG renders: a headless Chromium screenshot with enough non-white pixels.
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$chromium" ]; then

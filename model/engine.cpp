@@ -59,9 +59,9 @@ Engine::Engine(const Trace& t, Overrides overrides)
   uniform_high_.assign(p_.signals.size(), true);
   sig_epoch_.assign(p_.signals.size(), 0);
   for (size_t s = 0; s < p_.signals.size(); ++s) {
-    uint64_t high = init_[s] & ~uint64_t(0xffffffffu);
+    uint64_t high = init_[s] & kHighHalf;
     for (auto& w : writes_[s])
-      if (!w.narrow) high = std::max(high, w.value & ~uint64_t(0xffffffffu));
+      if (!w.narrow) high = std::max(high, w.value & kHighHalf);
     for (auto& w : writes_[s])
       if (w.narrow) w.value |= high;
   }
@@ -75,11 +75,11 @@ Engine::Engine(const Trace& t, Overrides overrides)
       for (size_t j = n; j-- > 0;) {
         uint64_t v = writes_[s][a.idx[j]].value;
         a.suffix_max[j] = std::max(a.suffix_max[j + 1], v);
-        a.suffix_max32[j] = std::max(a.suffix_max32[j + 1], v & 0xffffffffu);
+        a.suffix_max32[j] = std::max(a.suffix_max32[j + 1], v & kLowHalf);
         if (j + 1 < n) {
           uint64_t next = writes_[s][a.idx[j + 1]].value;
           a.monotone &= v <= next;
-          a.monotone32 &= (v & 0xffffffffu) <= (next & 0xffffffffu);
+          a.monotone32 &= (v & kLowHalf) <= (next & kLowHalf);
         }
       }
     }
@@ -134,13 +134,13 @@ size_t Engine::first_match(uint32_t s, const AgentWrites& aw, size_t from, uint6
   // Unprocessed writes still hold their pre-run bound in `vals` (a 32-bit write's high half is
   // only known once it runs), which is what a pending write can be compared with.
   if (from < aw.vals.size() && (aw.vals[from] & mask) >= v) return from;  // the usual case
-  bool mono = mask == 0xffffffffu ? aw.monotone32 : aw.monotone;
+  bool mono = mask == kLowHalf ? aw.monotone32 : aw.monotone;
   if (mono) {
     auto it = std::partition_point(aw.vals.begin() + long(from), aw.vals.end(), [&](uint64_t x) { return (x & mask) < v; });
     return size_t(it - aw.vals.begin());
   }
   const auto& ws = writes_[s];
-  const auto& sm = mask == 0xffffffffu ? aw.suffix_max32 : aw.suffix_max;
+  const auto& sm = mask == kLowHalf ? aw.suffix_max32 : aw.suffix_max;
   for (size_t j = from; j < aw.idx.size() && sm[j] >= v; ++j)
     if ((ws[aw.idx[j]].value & mask) >= v) return j;
   return aw.idx.size();
@@ -148,7 +148,7 @@ size_t Engine::first_match(uint32_t s, const AgentWrites& aw, size_t from, uint6
 
 uint32_t Engine::pending_candidate(EventRef w, uint32_t s, const AgentWrites& aw, uint64_t v, uint64_t mask) const {
   if (aw.processed == aw.idx.size()) return kNone;
-  const auto& sm = mask == 0xffffffffu ? aw.suffix_max32 : aw.suffix_max;
+  const auto& sm = mask == kLowHalf ? aw.suffix_max32 : aw.suffix_max;
   if (sm[aw.processed] < v) return kNone;
   if (aw.agent == kHostAgent ? host_dead_ : qs_[aw.agent].dead) return kNone;
   size_t j = first_match(s, aw, aw.processed, v, mask);
@@ -342,7 +342,7 @@ Engine::Overrides Engine::refine(bool& changed) const {
 // initial value's. Several unordered latest writes (a signal-race) leave it undetermined: the
 // largest counts, as in the oracle. Cheap when every write so far has the same high half.
 uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
-  uint64_t init = init_[s] & ~uint64_t(0xffffffffu);
+  uint64_t init = init_[s] & kHighHalf;
   if (uniform_high_[s]) return init;
   std::vector<uint32_t> latest;
   std::vector<uint32_t> agents_done;
@@ -355,13 +355,13 @@ uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
   }
   if (latest.empty()) return init;
   uint64_t high = 0;
-  for (uint32_t m : latest) high = std::max(high, writes_[s][m].value & ~uint64_t(0xffffffffu));
+  for (uint32_t m : latest) high = std::max(high, writes_[s][m].value & kHighHalf);
   return high;
 }
 
 void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   SignalWrite& w = writes_[s][index];
-  if (w.narrow) w.value = (high_half_before(s, end) & ~uint64_t(0xffffffffu)) | (w.value & 0xffffffffu);
+  if (w.narrow) w.value = (high_half_before(s, end) & kHighHalf) | (w.value & kLowHalf);
   AgentWrites* aw = nullptr;
   for (auto& a : by_agent_[s])
     if (a.agent == w.agent) aw = &a;
@@ -371,7 +371,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     const SignalWrite& prev = writes_[s][aw->idx[aw->processed - 1]];
     w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
   }
-  if ((w.value ^ init_[s]) & ~uint64_t(0xffffffffu)) uniform_high_[s] = false;
+  if ((w.value ^ init_[s]) & kHighHalf) uniform_high_[s] = false;
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   for (uint32_t q : waiting_on_[s]) {
@@ -383,7 +383,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   w.end = std::make_shared<const Clock>(end);
   ++aw->processed;
   aw->processed_max = std::max(aw->processed_max, w.value);
-  aw->processed_max32 = std::max(aw->processed_max32, w.value & 0xffffffffu);
+  aw->processed_max32 = std::max(aw->processed_max32, w.value & kLowHalf);
 }
 
 void Engine::kill_agent(uint32_t agent, uint32_t cause) {
@@ -488,7 +488,7 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
     if (c.op == CmdOp::Exec) {
       st.chain_valid = true;
       st.chain_end = st.chain_next = end;
-      st.releases_left = 2;
+      st.releases_left = kReleaseSlots;
     } else if (c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) {
       st.chain_valid = false;
       st.releases_left = 0;
@@ -606,7 +606,7 @@ void Engine::unstick() {
       const StuckNode& n = nodes[i];
       bool has = (init_[n.signal] & n.mask) >= n.v;
       for (const AgentWrites& aw : by_agent_[n.signal])
-        if (aw.processed && (n.mask == 0xffffffffu ? aw.processed_max32 : aw.processed_max) >= n.v) has = true;
+        if (aw.processed && (n.mask == kLowHalf ? aw.processed_max32 : aw.processed_max) >= n.v) has = true;
       for (auto& [uw, at] : unforceable_)
         if (uw == n.wait && at == epoch(n.signal)) has = false;  // tried: its writes so far are overwritten
       if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = int(i);

@@ -26,6 +26,11 @@ constexpr int kHostWidth = 64;  // the host reads and stores whole 64-bit words
 Mode queue_mode(const Program& p, uint32_t queue);
 int wait_width(const Program& p, uint32_t queue);
 int signal_width(const Program& p, uint32_t queue);
-inline uint64_t width_mask(int w) { return w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1; }
+constexpr uint64_t width_mask(int w) { return w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1; }
+// A 32-bit wait compares the low half of the word; a 32-bit write replaces it and keeps the high half.
+constexpr uint64_t kLowHalf = width_mask(32);
+constexpr uint64_t kHighHalf = ~kLowHalf;
+// A chained (QMD) exec carries at most this many release signals (semantics.md, "Order inside a queue").
+constexpr int kReleaseSlots = 2;
 
 }  // namespace qvet

@@ -184,7 +184,9 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     for (auto& c : cs) c->finish();
     std::vector<Diagnostic> ds = sink.take();
     // semantics.md: an implementation bound never changes a verdict silently.
-    auto note = [&](const std::string& m) { ds.insert(ds.begin(), Diagnostic{"input", Severity::Note, m, {}, {}, {}, {}, {}}); };
+    Loc file;  // the program's file, no line: the note is about the whole check
+    if (!t.host.empty()) file.file = t.host[0].loc.file;
+    auto note = [&](const std::string& m) { ds.insert(ds.begin(), Diagnostic{"input", Severity::Note, m, file, {}, {}, {}, {}}); };
     if (changed)
       note("the wait ordering did not reach its fixed point in " + std::to_string(kMaxRounds) +
            " rounds: findings may be too many (never too few)");

@@ -144,6 +144,16 @@ void Clock::join(const Clock& o) {
       e.fe = std::max(e.fe, f.fe);
       changed |= e.fe > e.done;
     }
+  } else if (o.q_.size() * 8 < q_.size() && o.extra_.empty()) {
+    // A small clock into a large one (the host, which hears of every queue): each of its entries
+    // is looked up, and only those are normalized, so the cost does not grow with this clock.
+    for (const Entry& f : o.q_) {
+      Entry& e = entry(f.queue);
+      e.done = std::max(e.done, f.done);
+      e.fe = std::max(e.fe, f.fe);
+      if (e.fe > e.done || !extra_.empty()) normalize(e);
+    }
+    return;
   } else {
     decltype(q_) merged;
     merged.reserve(std::max(q_.size(), o.q_.size()));

@@ -31,6 +31,7 @@ class Clock {
 
   int64_t host() const { return host_; }
   void see_host(int64_t h) { host_ = std::max(host_, h); }
+  void unsee_host(int64_t h) { host_ = std::min(host_, h - 1); }  // undoes see_host(h) of the next host event
   bool knows_host(uint32_t h) const { return int64_t(h) <= host_; }
   bool knows(uint32_t queue, uint32_t index) const;
   void add_end(uint32_t queue, uint32_t index);  // the end of command `index` of `queue` happened

@@ -505,26 +505,30 @@ bool Engine::step_host(EngineObserver& obs) {
   if (host_dead_ || host_pos_ == t_.host.size()) return false;
   uint32_t h = uint32_t(host_pos_);
   const HostEvent& e = t_.host[h];
-  Clock k = host_clock_;
-  k.see_host(h);
+  // The host's clock is updated in place (it may know many queues: no copy per statement); a
+  // wait that cannot be resolved yet leaves it as it was.
+  Clock& k = host_clock_;
   if (e.op == HostOp::Wait) {
     uint64_t mask = width_mask(kHostWidth), v = uint64_t(e.value);
     Clock learned;
+    k.see_host(h);
     if (try_wait({true, h}, kHostAgent, e.signal, v, mask, host_forced_, host_blocked_at_, k, learned, obs) !=
-        WaitStep::Resolved)
+        WaitStep::Resolved) {
+      k.unsee_host(h);
       return false;
+    }
     k.join(learned);
   }
   // A wait starts a new epoch; its clock is kept once a submit needs it (waits in a row keep one).
   if (e.op == HostOp::Wait) host_epoch_stale_ = true;
   if (e.op == HostOp::Submit) {
-    if (host_epoch_stale_) host_epochs_.push_back(std::make_shared<const Clock>(host_clock_));
+    if (host_epoch_stale_) host_epochs_.push_back(std::make_shared<const Clock>(k));
     host_epoch_stale_ = false;
     submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
   }
+  k.see_host(h);
   if (e.op == HostOp::Free) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
   if (host_write_[h] != kNone) record_write(e.signal, host_write_[h], k);
-  host_clock_ = k;
   host_ran_[h] = 1;
   ++host_pos_;
   obs.on_host(h, k);

@@ -153,6 +153,9 @@ class RaceChecker : public Checker {
       if (c_.witness && witnesses++ < kMaxWitnesses) {
         auto [a, b] = found_order_.at({Engine::event_key(later), Engine::event_key(earlier)});
         d.witness = witness_schedule(c_.t, a, b);
+        if (d.witness.empty())
+          d.notes.push_back({{}, "no witness schedule: the order qvet derives for this pair releases a wait before any "
+                                 "write satisfies it (a wait resolved from below, docs/language-notes.md)"});
       }
     });
   }

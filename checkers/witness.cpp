@@ -27,6 +27,30 @@ class Recorder : public EngineObserver {
   EventRef a_;
 };
 
+// Whether every wait of the schedule ends when its signal holds a value that satisfies it
+// (semantics.md: a wait "is satisfied once the word holds a value >= v"). The engine's order
+// can break that: a wait forced from below (the least fixed point) is processed before the write
+// that releases it, and such an order is no execution.
+bool waits_hold(const Trace& t, const Engine& e, const std::vector<Node>& seq) {
+  std::vector<uint64_t> word(t.program->signals.size());
+  std::vector<bool> known(word.size(), true);  // false after a timestamp: its value is a time
+  for (size_t s = 0; s < word.size(); ++s) word[s] = e.initial_value(uint32_t(s));
+  for (const Node& n : seq) {
+    if (n.kind == 0) continue;  // a start
+    bool host = n.ev.host;
+    uint32_t signal = host ? t.host[n.ev.id].signal : t.cmds[n.ev.id].signal;
+    bool wait = host ? t.host[n.ev.id].op == HostOp::Wait : t.cmds[n.ev.id].op == CmdOp::Wait;
+    if (!host && t.cmds[n.ev.id].op == CmdOp::Timestamp) known[signal] = false;
+    if (const SignalWrite* w = e.write_of(n.ev)) word[w->signal] = w->value, known[w->signal] = true;
+    if (!wait || !known[signal]) continue;
+    uint64_t mask = e.word_mask(host ? kHostAgent : t.cmds[n.ev.id].queue, true);
+    i128 v = host ? t.host[n.ev.id].value : t.cmds[n.ev.id].value;
+    if (v < 0 || v > i128(mask)) continue;  // value-width: its truncated threshold says nothing
+    if ((word[signal] & mask) < (uint64_t(v) & mask)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<ScheduleStep> witness_schedule(const Trace& t, EventRef a, EventRef b) {
@@ -50,6 +74,7 @@ std::vector<ScheduleStep> witness_schedule(const Trace& t, EventRef a, EventRef 
   seq.insert(seq.end(), rest.begin(), rest.end());
   for (auto& n : rec.order)
     if (n.after_a && !is_a_end(n)) seq.push_back(n);
+  if (!waits_hold(t, e, seq)) return {};
   std::vector<ScheduleStep> out;
   for (size_t i = 0; i < seq.size(); ++i) {
     const Node& n = seq[i];

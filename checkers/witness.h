@@ -12,7 +12,9 @@
 namespace qvet {
 
 // `a` is the earlier-processed access, `b` the other; both must be device commands or host events
-// of `t`. Times are the positions in the schedule.
+// of `t`. Times are the positions in the schedule. Empty when the engine's order is no execution
+// (a wait would end before any write satisfies it: see witness.cpp); no schedule is better than
+// one that cannot happen.
 std::vector<ScheduleStep> witness_schedule(const Trace& t, EventRef a, EventRef b);
 
 }  // namespace qvet

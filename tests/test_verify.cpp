@@ -109,7 +109,7 @@ TEST_CASE("verify: the iteration counts of a loop-bound param share one event bu
   CHECK(all->r.notes.back().find("every admissible iteration count (40)") != std::string::npos);
 }
 
-TEST_CASE("witness: every race in the corpus has a schedule in which its accesses overlap") {
+TEST_CASE("witness: every race in the corpus has a schedule in which its accesses overlap - or says why not") {
   namespace fs = std::filesystem;
   size_t races = 0;
   for (auto& entry : fs::directory_iterator(fs::path(QVET_SOURCE_DIR) / "corpus")) {
@@ -122,9 +122,14 @@ TEST_CASE("witness: every race in the corpus has a schedule in which its accesse
     auto v = verify_text(ss.str(), o);
     for (auto& d : v->r.diagnostics) {
       if (d.rule != "race") continue;
-      ++races;
       CAPTURE(entry.path().string());
-      REQUIRE_FALSE(d.witness.empty());
+      if (d.witness.empty()) {  // the engine's order for it is no execution: said, not invented
+        bool said = false;
+        for (auto& n : d.notes) said |= n.message.rfind("no witness schedule", 0) == 0;
+        CHECK(said);
+        continue;
+      }
+      ++races;
       // The two accesses: their starts both come before either end.
       std::vector<const ScheduleStep*> starts, ends;
       for (auto& st : d.witness)

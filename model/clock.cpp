@@ -189,7 +189,7 @@ void Clock::meet(const Clock& o) {
   if (!t_) t_ = o.t_;
   host_ = std::min(host_, o.host_);
   // Ends known to both: below both prefixes and front ends, or in a run of one that the other knows.
-  std::vector<Run> kept;
+  decltype(extra_) kept;  // inline: no allocation in the common case (meets run per wait candidate)
   auto clip = [&](const Clock& mine, const Clock& other) {
     for (const Run& r : mine.extra_) {
       const Entry* oe = other.find(r.queue);

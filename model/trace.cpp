@@ -185,6 +185,7 @@ class Elaborator {
       if (s.kind == StmtKind::Repeat) {
         i128 lo = eval(s.lo), hi = eval(s.hi);
         if (hi < lo) continue;
+        i128 first = lo;
         if (flat(s.body)) {
           Count one;
           t_.binding[s.id] = lo;
@@ -196,17 +197,12 @@ class Elaborator {
                 n.host += size_t(iters) * one.host;
             continue;
           }
-          // It crosses the limit: skip the iterations that fit, then walk the one that crosses.
+          // It crosses the limit: skip the iterations that fit, then walk to the one that crosses.
           i128 whole = std::max<i128>(0, room / per - 1);
           n.steps += size_t(whole * per);
-          for (i128 i = lo + whole; i <= hi; ++i) {
-            t_.binding[s.id] = i;
-            if (const Loc* l = step(s.loc)) return l;
-            if (const Loc* l = count(s.body, n)) return l;
-          }
-          continue;
+          first = lo + whole;
         }
-        for (i128 i = lo; i <= hi; ++i) {
+        for (i128 i = first; i <= hi; ++i) {
           t_.binding[s.id] = i;
           if (const Loc* l = step(s.loc)) return l;
           if (const Loc* l = count(s.body, n)) return l;

@@ -24,7 +24,10 @@
 #include "core/json_io.h"
 #include "core/parser.h"
 #include "core/printer.h"
+#include "devices/backend.h"
 #include "devices/compare.h"
+#include "devices/plan.h"
+#include "devices/replay.h"
 #include "devices/schedule.h"
 #include "devices/sim/render.h"
 #include "devices/sim/sim.h"
@@ -48,11 +51,13 @@ const char* kUsage =
     "  graph     print the happens-before graph as Graphviz DOT\n"
     "  fix       repair races with verified waits and print the diff\n"
     "  sim       execute the program on a simulated machine under many schedules\n"
+    "  run       replay the program on a GPU (cuda, hip) or the simulated back end (sim)\n"
     "  gen       write a deterministic synthetic program (for benchmarks)\n"
     "  version   print the version\n"
     "  help      print this help, or `qvet help COMMAND`\n"
     "\n"
-    "exit codes: 0 no error, 1 errors found (or --expect mismatch), 2 invalid input or usage, 3 internal failure\n";
+    "exit codes: 0 no error, 1 errors found (or --expect mismatch), 2 invalid input or usage, 3 internal failure,\n"
+    "            4 the requested device is not available (qvet run)\n";
 
 const char* kCheckHelp =
     "usage: qvet check [options] FILE...\n"
@@ -114,6 +119,28 @@ const char* kSimHelp =
     "  --param NAME=VALUE         bind a param (others take their smallest admissible value)\n"
     "  --stats                    print time per phase and peak memory on standard error\n";
 
+const char* kRunHelp =
+    "usage: qvet run --on cuda|hip|sim [options] FILE\n"
+    "\n"
+    "Replays the program through a back end (docs/replay.md): queues become streams, execs probe\n"
+    "kernels that log their times and the versions of memory they read, waits and signals the API's\n"
+    "operations on 64-bit words. A program with errors is refused unless --force; a predicted\n"
+    "deadlock is never submitted. A watchdog releases any wait that outlives --timeout-ms by writing\n"
+    "its word from the host, and reports the hang. Exit 1 when a race or a hang was observed (with\n"
+    "--compare: on a soundness violation), 4 when the device is not available.\n"
+    "\n"
+    "  --on cuda|hip|sim          the back end (sim: an in-process machine with the APIs' semantics)\n"
+    "  --runs N                   runs (default 10)\n"
+    "  --seed S                   exec durations and the sim back end's schedules (default 1)\n"
+    "  --compare                  check the runs against `check`'s prediction, as `qvet sim --compare`\n"
+    "  --format text|json         the --compare report (default text)\n"
+    "  --force                    run a program with errors, to observe its races (never a deadlock)\n"
+    "  --map gpu0=0,gpu1=0        logical devices onto physical GPUs (default round robin)\n"
+    "  --timeout-ms T             the watchdog's bound on any wait (default 2000)\n"
+    "  --trace OUT.json           write the first run as Chrome trace events\n"
+    "  --plan                     print the replay plan (the API calls) and exit\n"
+    "  --param NAME=VALUE         bind a param (others take their smallest admissible value)\n";
+
 struct UsageError {
   std::string message;
 };
@@ -138,6 +165,11 @@ struct Args {
   std::string policy = "random";
   bool compare = false;
   std::string trace_file, timeline_file;
+  // run
+  std::string on, map;
+  bool force = false, plan = false;
+  uint64_t timeout_ms = 2000;
+  bool runs_given = false;
 };
 
 // --stats: wall time per phase and peak memory, on standard error (for benchmarks).
@@ -208,7 +240,12 @@ Args parse_args(int argc, char** argv, int start) {
       a.event_budget = size_t(n);
     } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
     else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
-    else if (is("--runs")) a.runs = uint64_t(parse_number(value("--runs"), "--runs"));
+    else if (is("--runs")) a.runs = uint64_t(parse_number(value("--runs"), "--runs")), a.runs_given = true;
+    else if (is("--on")) a.on = value("--on");
+    else if (is("--map")) a.map = value("--map");
+    else if (s == "--force") a.force = true;
+    else if (s == "--plan") a.plan = true;
+    else if (is("--timeout-ms")) a.timeout_ms = uint64_t(parse_number(value("--timeout-ms"), "--timeout-ms"));
     else if (is("--seed")) a.seed = uint64_t(parse_number(value("--seed"), "--seed"));
     else if (is("--depth")) a.depth = int(std::min<i128>(parse_number(value("--depth"), "--depth"), 64));
     else if (is("--policy")) a.policy = value("--policy");
@@ -589,6 +626,111 @@ int cmd_sim(const Args& a) {
   return sum.races() || sum.hangs() ? 1 : 0;
 }
 
+
+// --map gpu0=0,gpu1=0: per logical device, its physical GPU (kNone: round robin).
+std::vector<uint32_t> parse_map(const std::string& map, const Program& p) {
+  std::vector<uint32_t> out;
+  if (map.empty()) return out;
+  out.assign(p.devices.size(), kNone);
+  for (size_t b = 0; b <= map.size();) {
+    size_t e = std::min(map.find(',', b), map.size());
+    std::string item = map.substr(b, e - b);
+    auto eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError{"--map needs DEVICE=GPU items, got '" + item + "'"};
+    std::string dev = item.substr(0, eq);
+    auto it = std::find_if(p.devices.begin(), p.devices.end(), [&](const Device& d) { return d.name == dev; });
+    if (it == p.devices.end()) throw UsageError{"--map: the program has no device '" + dev + "'"};
+    i128 g = parse_number(item.substr(eq + 1), "--map " + dev);
+    if (g < 0 || g > 1024) throw UsageError{"--map " + dev + ": no GPU " + item.substr(eq + 1)};
+    out[size_t(it - p.devices.begin())] = uint32_t(g);
+    b = e + 1;
+  }
+  uint32_t next = 0;  // devices the map leaves out: round robin over GPU numbers from 0
+  for (uint32_t& g : out)
+    if (g == kNone) g = next++;
+  return out;
+}
+
+int cmd_run(const Args& a) {
+  if (a.help) return std::cout << kRunHelp, 0;
+  if (a.files.size() != 1) throw UsageError{"run needs exactly one FILE"};
+  if (a.on.empty()) throw UsageError{"run needs --on cuda, hip or sim"};
+  std::string fmt = a.format.empty() ? "text" : a.format;
+  if (fmt != "text" && fmt != "json") throw UsageError{"unknown --format '" + fmt + "' (text or json)"};
+  uint64_t runs = a.runs_given ? a.runs : 10;
+  if (runs == 0) throw UsageError{"--runs needs at least 1"};
+  if (a.timeout_ms == 0 || a.timeout_ms > 3'600'000) throw UsageError{"--timeout-ms is between 1 and 3600000"};
+  SourceSet src;
+  int rc = 0;
+  std::optional<Program> l;
+  Trace t;
+  if (!load_elaborated(src, a, l, t, rc)) return rc;
+  std::string name = src.name(l->file);
+  std::vector<uint32_t> map = parse_map(a.map, *l);
+  PlanOptions po;
+  po.seed = a.seed;
+  std::optional<Plan> plan;
+  try {
+    plan.emplace(make_plan(t, po));
+  } catch (const InputError& e) {
+    Diagnostic d = input_diagnostic(e);
+    if (!d.loc.file) d.loc.file = l->file;
+    return report_input_error(d, src);
+  }
+  if (a.plan) return std::cout << describe(*plan, t), 0;
+  if (t.accesses.size() > Prediction::kMaxAccesses)
+    throw UsageError{"run checks the program first, pairing up accesses, for programs of at most " +
+                     std::to_string(Prediction::kMaxAccesses) + " accesses (this one has " + std::to_string(t.accesses.size()) + ")"};
+  Prediction pred(t);
+  size_t errors = 0, deadlocks = 0;
+  for (const Diagnostic& d : pred.diagnostics()) {
+    errors += d.severity == Severity::Error;
+    deadlocks += d.rule == rule_info(Rule::Deadlock).id;
+  }
+  if (deadlocks) {
+    std::cerr << name << ": qvet run: the program has " << deadlocks
+              << " predicted deadlock(s) (see `qvet check`); a deadlock is never submitted to a device\n";
+    return 1;
+  }
+  if (errors && !a.force) {
+    std::cerr << name << ": qvet run: the program has " << errors
+              << " error(s) (see `qvet check`); --force runs it anyway, to observe its races\n";
+    return 1;
+  }
+  std::string error;
+  std::unique_ptr<Backend> b = make_backend(a.on, error);
+  if (!b && error.rfind("unknown back end", 0) == 0) throw UsageError{error};
+  if (!b || !b->open(plan->layout, map, error)) {
+    std::cerr << "qvet run: device not available: " << error << "\n";
+    return 4;
+  }
+  ReplayOptions ro;
+  ro.timeout_ns = a.timeout_ms * 1'000'000;
+  Comparison cmp(pred);
+  SimSummary sum(t);
+  for (uint64_t i = 0; i < runs; ++i) {
+    if (i) po.seed = a.seed + i, plan.emplace(make_plan(t, po));  // the same layout; other durations
+    ReplayRun r = replay(t, *plan, *b, a.seed + i, ro);
+    for (const std::string& n : r.notes) std::cerr << name << ": run " << i + 1 << ": " << n << "\n";
+    if (!r.error.empty()) {
+      std::cerr << "qvet run: device failed in run " << i + 1 << ": " << r.error << "\n";
+      return 4;
+    }
+    if (i == 0 && !a.trace_file.empty() && !write_output(a.trace_file, chrome_trace(t, r.run, src))) return 2;
+    if (a.compare) cmp.add(r.run, i);
+    else sum.add(r.run);
+  }
+  if (a.compare) {
+    cmp.finish();
+    std::cout << (fmt == "json" ? cmp.json(name) : cmp.table(name));
+    return cmp.soundness_violations() ? 1 : 0;
+  }
+  std::cout << name << ": " << runs << " run(s) on " << b->name() << ", seed " << a.seed << ": " << t.cmds.size()
+            << " command(s), " << t.host.size() << " host statement(s)\n"
+            << sum.text(src) << "qvet run: " << sum.races() << " race(s), " << sum.hangs() << " hang(s) observed\n";
+  return sum.races() || sum.hangs() ? 1 : 0;
+}
+
 int run(int argc, char** argv) {
   if (argc < 2) return std::cerr << kUsage, 2;
   std::string cmd = argv[1];
@@ -600,6 +742,7 @@ int run(int argc, char** argv) {
     else if (topic == "gen") std::cout << gen_help();
     else if (topic == "fix") std::cout << kFixHelp;
     else if (topic == "sim") std::cout << kSimHelp;
+    else if (topic == "run") std::cout << kRunHelp;
     else std::cout << kUsage;
     return 0;
   }
@@ -611,6 +754,7 @@ int run(int argc, char** argv) {
   if (cmd == "graph") return cmd_graph(a);
   if (cmd == "fix") return cmd_fix(a);
   if (cmd == "sim") return cmd_sim(a);
+  if (cmd == "run") return cmd_run(a);
   throw UsageError{"unknown command '" + cmd + "'"};
 }
 

@@ -195,7 +195,7 @@ void Comparison::add(const ObservedRun& r, uint64_t run) {
   const auto& races = p_.races();
   for (size_t i = 0; i < races.size(); ++i) {
     auto [a, b] = races[i];
-    if (!r.ran(a) || !r.ran(b)) continue;
+    if (!r.ran(a) || !r.ran(b) || !r.timed(a) || !r.timed(b)) continue;
     if (r.end(a) <= r.start(b)) pair_seen_[i].ab = true;
     if (r.end(b) <= r.start(a)) pair_seen_[i].ba = true;
   }
@@ -208,12 +208,14 @@ void Comparison::check_edges(const ObservedRun& r, uint64_t run) {
   std::vector<std::vector<uint64_t>> latest(nq);
   for (size_t q = 0; q < nq; ++q) {
     latest[q].push_back(0);
-    for (uint32_t id : t_.queue_cmds[q]) latest[q].push_back(std::max(latest[q].back(), r.cmd_end[id]));
+    for (uint32_t id : t_.queue_cmds[q])  // an untimed command counts as ended at once, if it ran
+      latest[q].push_back(std::max(latest[q].back(), r.timed({false, id}) || r.cmd_end[id] == kNever ? r.cmd_end[id] : 0));
   }
   // Every command the clock knows ended by `at`. Only Clock::knows is asked (how a clock stores
   // what it knows is the engine's business): a queue's commands up to the last of a prefix that
   // all ended by `at` need no question; each later one that had not ended must be unknown.
   auto check = [&](const Clock& k, EventRef b, uint64_t at, const char* which) {
+    ++ordering_checks_;
     auto fail = [&](EventRef a) {
       violate("edge", "the engine orders the end of " + what(a) + " before the " + which + " of " + what(b) +
                            ", but the run did not",
@@ -223,19 +225,21 @@ void Comparison::check_edges(const ObservedRun& r, uint64_t run) {
       const auto& ids = t_.queue_cmds[q];
       size_t ended = size_t(std::upper_bound(latest[q].begin(), latest[q].end(), at) - latest[q].begin()) - 1;
       for (size_t i = ended; i < ids.size(); ++i)
-        if (r.cmd_end[ids[i]] > at && ids[i] != b.id && k.knows(q, uint32_t(i))) return fail({false, ids[i]});
+        if (r.cmd_end[ids[i]] > at && (r.timed({false, ids[i]}) || r.cmd_end[ids[i]] == kNever) && ids[i] != b.id &&
+            k.knows(q, uint32_t(i)))
+          return fail({false, ids[i]});
     }
-    if (k.host() >= 0 && r.host_order[size_t(k.host())] > at && !(b.host && int64_t(b.id) == k.host()))
+    if (k.host() >= 0 && r.host_timed && r.host_order[size_t(k.host())] > at && !(b.host && int64_t(b.id) == k.host()))
       return fail({true, uint32_t(k.host())});
   };
   for (uint32_t id = 0; id < t_.cmds.size(); ++id) {
     EventRef b{false, id};
-    if (!p_.ran(b) || r.cmd_start[id] == kNever) continue;
+    if (!p_.ran(b) || r.cmd_start[id] == kNever || !r.timed(b)) continue;
     check(p_.start_clock(b), b, r.cmd_start[id], "start");
     if (r.cmd_end[id] != kNever) check(p_.end_clock(b), b, r.cmd_end[id], "end");
   }
   for (uint32_t h = 0; h < t_.host.size(); ++h)
-    if (p_.ran({true, h}) && r.host_order[h] != kNever) check(p_.start_clock({true, h}), {true, h}, r.host_order[h], "time");
+    if (p_.ran({true, h}) && r.host_order[h] != kNever && r.host_timed) check(p_.start_clock({true, h}), {true, h}, r.host_order[h], "time");
 }
 
 void Comparison::check_overlaps(const ObservedRun& r, uint64_t run) {
@@ -419,6 +423,8 @@ std::string Comparison::json(const std::string& file) const {
   j["file"] = file;
   j["runs"] = runs_;
   j["soundness_violations"] = soundness_violations();
+  j["ordering_checks"] = ordering_checks_;
+  j["edge_violations"] = std::count_if(violations_.begin(), violations_.end(), [](const Violation& v) { return v.kind == "edge"; });
   auto& vs = j["violations"] = nlohmann::ordered_json::array();
   for (const Violation& v : violations_)
     vs.push_back({{"kind", v.kind},

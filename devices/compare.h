@@ -104,6 +104,9 @@ class Comparison {
   const std::vector<Violation>& violations() const { return violations_; }
   size_t soundness_violations() const;
   size_t runs() const { return runs_; }
+  // Event times checked against everything the engine orders before them (a start or end of a
+  // timed command, a host statement), summed over runs.
+  size_t ordering_checks() const { return ordering_checks_; }
   // Per race_findings(): whether some run made it happen, and how.
   struct Coverage {
     bool overlapped = false, both_orders = false;
@@ -128,7 +131,7 @@ class Comparison {
   const Trace& t_;
   std::vector<Violation> violations_;
   std::map<std::tuple<std::string, uint32_t, uint32_t>, size_t> violation_index_;
-  size_t runs_ = 0;
+  size_t runs_ = 0, ordering_checks_ = 0;
   // Per set of hung waits (runs that hang differently end differently): per signal, final values.
   std::map<std::vector<uint64_t>, std::vector<std::set<uint64_t>>> finals_;
   struct PairSeen {

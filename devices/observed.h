@@ -75,7 +75,14 @@ struct ObservedRun {
   std::vector<uint32_t> fired_by;
   // Per read access: a fingerprint of the versions it saw (start and end); 0 for writes.
   std::vector<uint64_t> read_digest;
+  // Replay on a GPU (devices/replay.h): per command, whether its times are only a mark's after it
+  // (waits and signals made by the API, which logs no time): it ran, but its position in `order`
+  // is not its own. Empty: every time is exact (the simulator). `host_timed`: host statements'
+  // times are on the devices' clock.
+  std::vector<uint8_t> untimed;
+  bool host_timed = true;
 
+  bool timed(EventRef e) const { return e.host ? host_timed : untimed.empty() || !untimed[e.id]; }
   bool ran(EventRef e) const { return e.host ? host_order[e.id] != kNever : cmd_end[e.id] != kNever; }
   uint64_t start(EventRef e) const { return e.host ? host_order[e.id] : cmd_start[e.id]; }
   uint64_t end(EventRef e) const { return e.host ? host_order[e.id] : cmd_end[e.id]; }

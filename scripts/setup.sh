@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs qvet's build dependencies from Debian packages. Idempotent: installs only what is missing.
 set -euo pipefail
-pkgs=(cmake g++ pkg-config libboost-graph-dev libz3-dev doctest-dev nlohmann-json3-dev)
-[ "${QVET_FUZZ:-0}" = 1 ] && pkgs+=(clang libclang-rt-dev)
+# clang and lld build the HIP probe kernel (AMD code objects); libamdhip64-dev gives the HIP API
+# headers (types only: the runtime is dlopen'ed). The CUDA toolkit (nvcc, ptxas, cuda.h) is not a
+# Debian package here: CMake finds it under /usr/local/cuda, or builds qvet without the cuda back end.
+pkgs=(cmake g++ pkg-config libboost-graph-dev libz3-dev doctest-dev nlohmann-json3-dev clang lld libamdhip64-dev)
+[ "${QVET_FUZZ:-0}" = 1 ] && pkgs+=(libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -5,6 +5,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "devices/rng.h"
 #include "model/profile.h"
 
 namespace qvet {
@@ -26,24 +27,6 @@ bool parse_policy(const std::string& s, Policy& p) {
 }
 
 namespace {
-
-// splitmix64: small, fast, and the same sequence everywhere (runs must replay from a seed).
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  uint64_t below(uint64_t n) { return n ? next() % n : 0; }
-  uint64_t range(uint64_t lo, uint64_t hi) { return lo + below(hi - lo + 1); }
-};
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  Rng r{h ^ (v * 0xff51afd7ed558ccdull)};
-  return r.next();
-}
 
 // A delay-policy stretch: long enough that everything not ordered after the stretched access
 // runs meanwhile (simulated nanoseconds; the held access waits half of it).

@@ -1,0 +1,23 @@
+// The `cuda` back end: replay through the CUDA Driver API, loaded at run time with
+// dlopen("libcuda.so.1"); every entry point comes from cuGetProcAddress with an explicit API
+// version (the _v2 stream memory operations of CUDA 11.7: cuStreamWaitValue64/32,
+// cuStreamWriteValue64/32). qvet links no CUDA library, so it builds and runs without a driver;
+// `open` then says which library or call failed.
+//
+// One primary context per physical GPU; logical devices map onto physical GPUs (several may share
+// one). Words, cells and the log live in one pinned, portable, mapped host allocation that every
+// context and the host reach. The probe kernel is the embedded PTX (devices/probe_code.h), loaded
+// with cuModuleLoadData into each context. open() requires, per GPU used:
+//   CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS (64-bit waits and writes on words),
+//   CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, and CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.
+// Host times are CLOCK_MONOTONIC moved onto %globaltimer by one calibration probe at open.
+#pragma once
+#include <memory>
+
+#include "devices/backend.h"
+
+namespace qvet {
+
+std::unique_ptr<Backend> make_cuda_backend();
+
+}  // namespace qvet

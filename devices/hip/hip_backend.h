@@ -1,0 +1,19 @@
+// The `hip` back end: replay through the HIP runtime, loaded at run time with dlopen
+// (libamdhip64.so.6, .so.5 or .so: Debian ships 5.2, ROCm installs newer). Waits and writes on
+// words are hipStreamWaitValue64/32 (flag hipStreamWaitValueGte) and hipStreamWriteValue64/32;
+// the probe kernel is one of the embedded AMD code objects (devices/probe_code.h), the first that
+// hipModuleLoadData accepts on the device (no device-property struct is read: its layout
+// changed between ROCm releases). s_memrealtime's rate is measured at open by two probes a
+// known host interval apart, and passed to every probe so that it logs nanoseconds.
+// Logical devices map onto physical GPUs as in the cuda back end; memory is one pinned, portable,
+// mapped host allocation.
+#pragma once
+#include <memory>
+
+#include "devices/backend.h"
+
+namespace qvet {
+
+std::unique_ptr<Backend> make_hip_backend();
+
+}  // namespace qvet

@@ -23,7 +23,8 @@ build=${QVET_GPU_BUILD:-build-gpu}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/log/build.txt" 2>&1 &&
   cmake --build "$build" -j"$(nproc)" --target qvet >>"$out/log/build.txt" 2>&1 || { echo "build failed: $out/log/build.txt"; exit 3; }
 qvet=$build/qvet
-(nvidia-smi -L || echo "no nvidia-smi") >"$out/gpus.txt" 2>&1
+{ command -v nvidia-smi >/dev/null && nvidia-smi -L || echo "no nvidia-smi"; } >"$out/gpus.txt" 2>&1
+echo "$on" >"$out/backend.txt"
 if ! "$qvet" run --on "$on" --runs 1 corpus/replay_host_wait_fixed.hcq >/dev/null 2>"$out/log/probe.txt"; then
   if grep -q "device not available" "$out/log/probe.txt"; then cat "$out/log/probe.txt"; exit 4; fi
 fi
@@ -70,10 +71,11 @@ for line in open(os.path.join(out, "log", "summary.txt")):
         row["error"] = open(os.path.join(out, "log", name + ".txt")).read().strip()[-300:]
     rows.append(row)
 gpus = open(os.path.join(out, "gpus.txt")).read().strip()
+backend = open(os.path.join(out, "backend.txt")).read().strip()
 total = {k: sum(r.get(k, 0) for r in rows) for k in ("ordering_checks", "edge_violations", "soundness_violations", "races_predicted", "races_observed")}
-report = {"gpus": gpus, "runs_per_program": runs, "wall_seconds": int(time.time()) - start, "totals": total, "programs": rows}
+report = {"backend": backend, "gpus": gpus, "runs_per_program": runs, "wall_seconds": int(time.time()) - start, "totals": total, "programs": rows}
 json.dump(report, open(os.path.join(out, "report.json"), "w"), indent=2)
-md = ["# qvet GPU check", "", f"GPUs: `{gpus}`", "", f"{runs} runs per program; {report['wall_seconds']} s in all, build included.", "",
+md = ["# qvet GPU check", "", f"Back end: `{backend}`; GPUs: `{gpus}`", "", f"{runs} runs per program; {report['wall_seconds']} s in all, build included.", "",
       "| totals | ordering checks | edge violations | soundness violations | races predicted | races observed |", "|---|---|---|---|---|---|",
       f"| | {total['ordering_checks']} | {total['edge_violations']} | {total['soundness_violations']} | {total['races_predicted']} | {total['races_observed']} |", "",
       "| program | kind | exit | runs | ordering checks | edge violations | soundness violations | other differences | races predicted | observed | s |",

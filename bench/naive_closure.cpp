@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/parser.h"
+#include "core/syntax/parser.h"
 #include "model/engine.h"
 
 using namespace qvet;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/printer.h"
+#include "core/syntax/printer.h"
 
 namespace qvet {
 

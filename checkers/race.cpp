@@ -9,7 +9,7 @@
 #include "checkers/checker.h"
 #include "checkers/shadow.h"
 #include "checkers/witness.h"
-#include "core/printer.h"
+#include "core/syntax/printer.h"
 
 namespace qvet {
 

@@ -2,7 +2,7 @@
 // width w (model/profile.h: AMD waits and signals and NVIDIA copy releases are 32-bit). Applies
 // to every command, also those that never run.
 #include "checkers/checker.h"
-#include "core/printer.h"
+#include "core/syntax/printer.h"
 #include "model/profile.h"
 
 namespace qvet {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/atomic_file.h"
-#include "core/json_io.h"
-#include "core/parser.h"
+#include "core/syntax/json_io.h"
+#include "core/syntax/parser.h"
 
 namespace qvet {
 

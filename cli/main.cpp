@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "checkers/checker.h"
-#include "checkers/verify.h"
-#include "cli/fix.h"
+#include "verify/verify.h"
+#include "verify/fix.h"
 #include "cli/gen.h"
 #include "core/atomic_file.h"
-#include "core/expect.h"
-#include "core/json_io.h"
-#include "core/parser.h"
-#include "core/printer.h"
+#include "core/syntax/expect.h"
+#include "core/syntax/json_io.h"
+#include "core/syntax/parser.h"
+#include "core/syntax/printer.h"
 #include "devices/backend.h"
 #include "devices/compare.h"
 #include "devices/plan.h"
@@ -271,7 +271,7 @@ int report_input_error(const Diagnostic& d, const SourceSet& src) {
   return 2;
 }
 
-// Verifies a program for every admissible param value (checkers/verify.h).
+// Verifies a program for every admissible param value (verify/verify.h).
 std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Program& p, int& rc, const Args& a) {
   VerifyOptions o;
   o.fixed = a.params;

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/expr.h"
-#include "core/lexer.h"
+#include "core/input_error.h"
 #include "devices/observed.h"
 #include "devices/rng.h"
 #include "model/profile.h"

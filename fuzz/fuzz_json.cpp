@@ -9,9 +9,9 @@
 #include <string>
 
 #include "checkers/checker.h"
-#include "core/json_io.h"
-#include "core/parser.h"
-#include "core/printer.h"
+#include "core/syntax/json_io.h"
+#include "core/syntax/parser.h"
+#include "core/syntax/printer.h"
 
 namespace {
 

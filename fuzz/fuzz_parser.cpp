@@ -5,8 +5,8 @@
 #include <string>
 
 #include "checkers/checker.h"
-#include "core/parser.h"
-#include "core/printer.h"
+#include "core/syntax/parser.h"
+#include "core/syntax/printer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace qvet;

@@ -4,7 +4,7 @@
 #include <boost/graph/breadth_first_search.hpp>
 #include <map>
 
-#include "core/printer.h"
+#include "core/syntax/printer.h"
 
 namespace qvet {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/ir.h"
-#include "core/lexer.h"
+#include "core/input_error.h"
 
 namespace qvet {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "checkers/checker.h"
-#include "core/parser.h"
+#include "core/syntax/parser.h"
 
 namespace qvet::test {
 

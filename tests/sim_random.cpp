@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include "core/parser.h"
+#include "core/syntax/parser.h"
 #include "devices/compare.h"
 #include "devices/plan.h"
 #include "devices/replay.h"

@@ -11,8 +11,8 @@
 
 #include "core/atomic_file.h"
 #include "core/diagnostic.h"
-#include "core/json_positions.h"
-#include "core/parser.h"
+#include "core/syntax/json_positions.h"
+#include "core/syntax/parser.h"
 
 using namespace qvet;
 

@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_io.h"
-#include "core/lexer.h"
-#include "core/printer.h"
+#include "core/syntax/json_io.h"
+#include "core/syntax/lexer.h"
+#include "core/syntax/printer.h"
 #include "helpers.h"
 
 using namespace qvet;

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "checkers/verify.h"
-#include "cli/fix.h"
-#include "core/parser.h"
+#include "verify/verify.h"
+#include "verify/fix.h"
+#include "core/syntax/parser.h"
 
 using namespace qvet;
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "checkers/checker.h"
-#include "core/parser.h"
+#include "core/syntax/parser.h"
 #include "tests/oracle/oracle.h"
 #include "tests/oracle/random_program.h"
 

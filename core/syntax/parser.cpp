@@ -1,4 +1,4 @@
-#include "core/parser.h"
+#include "core/syntax/parser.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,8 +10,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "core/json_io.h"
-#include "core/printer.h"
+#include "core/syntax/json_io.h"
+#include "core/syntax/printer.h"
 
 namespace qvet {
 
@@ -732,15 +732,6 @@ Program parse_hcq(const SourceSet& src, uint32_t file, const std::vector<Loc>* l
       e.loc = (*line_map)[e.loc.line - 1];
     throw;
   }
-}
-
-Diagnostic input_diagnostic(const InputError& e) {
-  Diagnostic d;
-  d.rule = "input";
-  d.severity = Severity::Error;
-  d.message = e.message;
-  d.loc = e.loc;
-  return d;
 }
 
 LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text, const StatementSink* sink) {

@@ -1,4 +1,4 @@
-#include "checkers/verify.h"
+#include "verify/verify.h"
 
 #include <map>
 #include <set>

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/ir.h"
-#include "core/lexer.h"
+#include "core/syntax/lexer.h"
 
 namespace qvet {
 

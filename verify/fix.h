@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "checkers/verify.h"
+#include "verify/verify.h"
 #include "core/diagnostic.h"
 
 namespace qvet {

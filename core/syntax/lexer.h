@@ -6,16 +6,10 @@
 #include <vector>
 
 #include "core/expr.h"
+#include "core/input_error.h"
 #include "core/source.h"
 
 namespace qvet {
-
-// An input error: invalid text or meaning, reported with a location and exit code 2.
-struct InputError {
-  Loc loc;
-  std::string message;
-  bool limit = false;  // an implementation limit was reached (the input may be valid)
-};
 
 enum class Tok : uint8_t {
   Ident, Int, LBracket, RBracket, Colon, Comma, Assign, Ge, Le, DotDot, Arrow,

@@ -11,7 +11,7 @@
 
 #include "core/diagnostic.h"
 #include "core/ir.h"
-#include "core/lexer.h"
+#include "core/syntax/lexer.h"
 
 namespace qvet {
 
@@ -45,8 +45,6 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& t
 // One `# expect:` item ("clean", "race@12,19"); throws InputError.
 Expectation parse_expectation(std::string_view item, Loc loc);
 
-// An InputError as a Diagnostic (rule "input").
-Diagnostic input_diagnostic(const InputError& e);
 
 // True for words the language reserves.
 bool is_keyword(std::string_view word);

@@ -1,13 +1,13 @@
-#include "core/json_io.h"
+#include "core/syntax/json_io.h"
 
 #include <algorithm>
 #include <climits>
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "core/json_positions.h"
-#include "core/parser.h"
-#include "core/printer.h"
+#include "core/syntax/json_positions.h"
+#include "core/syntax/parser.h"
+#include "core/syntax/printer.h"
 
 namespace qvet {
 

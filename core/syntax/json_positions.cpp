@@ -1,4 +1,4 @@
-#include "core/json_positions.h"
+#include "core/syntax/json_positions.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,4 +1,4 @@
-#include "cli/fix.h"
+#include "verify/fix.h"
 
 #include <fcntl.h>
 
@@ -9,7 +9,7 @@
 #include <optional>
 #include <set>
 
-#include "core/parser.h"
+#include "core/syntax/parser.h"
 #include "model/profile.h"
 
 namespace qvet {

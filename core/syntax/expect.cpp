@@ -1,4 +1,4 @@
-#include "core/expect.h"
+#include "core/syntax/expect.h"
 
 namespace qvet {
 

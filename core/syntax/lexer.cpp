@@ -1,4 +1,4 @@
-#include "core/lexer.h"
+#include "core/syntax/lexer.h"
 
 #include <cctype>
 #include <cstdio>

@@ -26,24 +26,31 @@ if(EXISTS /usr/include/hip/hip_runtime_api.h)
 else()
   message(STATUS "qvet: no HIP headers (libamdhip64-dev); the hip back end will report that it is not built in")
 endif()
-set(QVET_HIP_TARGETS gfx908 gfx90a gfx1030 CACHE STRING "AMD targets the HIP probe kernel is built for")
+set(QVET_HIP_TARGETS gfx908 gfx90a gfx942 gfx1030 gfx1100 CACHE STRING "AMD targets the HIP probe kernel is built for (those the compiler supports)")
 find_program(QVET_AMDGCN_CLANG NAMES clang clang-16 clang-15 clang-14)
 set(code_objects "")
 set(code_object_files "")
+# Code object version 4: what every ROCm from 5.0 loads (clang 19 and later default to 5).
+set(hip_flags -x hip --cuda-device-only --no-gpu-bundle-output -nogpulib -nogpuinc -mcode-object-version=4 -O2
+    -I${CMAKE_SOURCE_DIR})
 if(QVET_AMDGCN_CLANG)
-  execute_process(COMMAND ${QVET_AMDGCN_CLANG} -print-targets OUTPUT_VARIABLE targets ERROR_QUIET)
-  if(targets MATCHES "amdgcn")
-    foreach(t IN LISTS QVET_HIP_TARGETS)
-      set(co ${gen}/probe_${t}.co)
-      add_custom_command(OUTPUT ${co}
-        COMMAND ${QVET_AMDGCN_CLANG} -x hip --cuda-device-only --no-gpu-bundle-output -nogpulib -nogpuinc
-                --offload-arch=${t} -O2 -I${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/devices/hip/probe.hip -o ${co}
-        DEPENDS ${CMAKE_SOURCE_DIR}/devices/hip/probe.hip ${probe_src}
-        COMMENT "probe kernel: AMD code object for ${t}")
-      list(APPEND code_objects "${t}=${co}")
-      list(APPEND code_object_files ${co})
-    endforeach()
-  endif()
+  foreach(t IN LISTS QVET_HIP_TARGETS)
+    # A target this clang does not know, or one without s_memrealtime (gfx11), is left out.
+    execute_process(COMMAND ${QVET_AMDGCN_CLANG} ${hip_flags} --offload-arch=${t} ${CMAKE_SOURCE_DIR}/devices/hip/probe.hip
+                    -o ${gen}/probe_try_${t}.co RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+    file(REMOVE ${gen}/probe_try_${t}.co)
+    if(NOT rc EQUAL 0)
+      message(STATUS "qvet: the HIP probe kernel cannot be built for ${t} with ${QVET_AMDGCN_CLANG}; left out")
+      continue()
+    endif()
+    set(co ${gen}/probe_${t}.co)
+    add_custom_command(OUTPUT ${co}
+      COMMAND ${QVET_AMDGCN_CLANG} ${hip_flags} --offload-arch=${t} ${CMAKE_SOURCE_DIR}/devices/hip/probe.hip -o ${co}
+      DEPENDS ${CMAKE_SOURCE_DIR}/devices/hip/probe.hip ${probe_src}
+      COMMENT "probe kernel: AMD code object for ${t}")
+    list(APPEND code_objects "${t}=${co}")
+    list(APPEND code_object_files ${co})
+  endforeach()
 endif()
 if(NOT code_objects)
   message(STATUS "qvet: no clang with the amdgcn target; the hip back end will carry no probe kernel")

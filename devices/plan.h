@@ -16,9 +16,10 @@
 //   id. A copy is an API copy bracketed by two zero-length probes. Every other command is followed
 //   by a zero-length mark probe, so the run knows it got past it.
 // - memory is stamp cells: each base buffer is cut at every access bound, one 32-bit cell per piece.
-// - a wait uses the API's wait (`>=`, which CUDA and HIP compare as a signed difference) when
-//   every value the word can hold is within half the range of each threshold, so that the signed
-//   comparison gives the unsigned answer; otherwise a spin probe compares unsigned.
+// - a wait uses the API's wait (`>=`, which CUDA compares as a signed difference) when every
+//   value the word can hold is within half the range of each threshold, so that the signed
+//   comparison gives the unsigned answer; otherwise a spin probe compares unsigned. (HIP
+//   documents an unsigned compare; the rule costs it nothing but a spin.)
 #pragma once
 #include <cstdint>
 #include <string>

@@ -8,7 +8,8 @@
 // the start reads; spin until `word` holds at least `value` (a spin wait: unsigned, at `width`);
 // spin for `duration` ns; stamp its writes; record the end reads; read the clock (end); log both
 // times, last, so that a logged end means the probe finished. `khz` converts clock ticks to ns
-// (0: the clock counts ns).
+// (0: the clock counts ns); `shift` (the device clock's lead over the host's, measured at open)
+// is subtracted from the logged times, so that every device logs on the host's clock.
 #pragma once
 
 typedef unsigned int qvet_u32;
@@ -28,7 +29,8 @@ static QVET_DEVICE qvet_u32 qvet_record(const qvet_u32* desc, qvet_u32 i,
 
 extern "C" QVET_GLOBAL void qvet_probe(qvet_u64* times, qvet_u32 slot, qvet_u32 stamp, qvet_u64 duration,
                                        qvet_u32* cells_, const qvet_u32* desc, qvet_u32 d, qvet_u32* seen_,
-                                       qvet_u64* word_, qvet_u64 value, qvet_u32 width, qvet_u64 khz) {
+                                       qvet_u64* word_, qvet_u64 value, qvet_u32 width, qvet_u64 khz,
+                                       qvet_u64 shift) {
   volatile qvet_u32* cells = cells_;
   volatile qvet_u32* seen = seen_;
   volatile qvet_u64* word = word_;
@@ -48,7 +50,7 @@ extern "C" QVET_GLOBAL void qvet_probe(qvet_u64* times, qvet_u32 slot, qvet_u32 
   qvet_record(desc, i, cells, seen);
   qvet_u64 t1 = qvet_ns(QVET_NOW(), khz);
   QVET_FENCE();
-  ((volatile qvet_u64*)times)[2 * slot] = t0;
-  ((volatile qvet_u64*)times)[2 * slot + 1] = t1;
+  ((volatile qvet_u64*)times)[2 * slot] = t0 - shift;
+  ((volatile qvet_u64*)times)[2 * slot + 1] = t1 - shift;
   QVET_FENCE();
 }

@@ -55,6 +55,7 @@ if [ -s "$tmp/probe/probe.ptx" ]; then
     echo "no ptxas here: the PTX was not assembled"
   fi
   grep -q "globaltimer" "$tmp/probe/probe.ptx" || fail "the PTX does not read %globaltimer"
+  grep -q "^.version 7.0" "$tmp/probe/probe.ptx" || fail "the PTX must declare ISA 7.0, which every driver since CUDA 11.0 loads"
 fi
 for co in "$tmp"/probe/*.co; do
   [ -e "$co" ] || continue

@@ -1,6 +1,7 @@
 #include "devices/cuda/cuda_backend.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <thread>
 #include <type_traits>
@@ -68,7 +69,7 @@ class CudaBackend : public Backend {
   void write_value(uint32_t stream, uint32_t word, uint64_t value, int width) override;
   void record(uint32_t stream, uint32_t event) override;
   void wait_event(uint32_t stream, uint32_t event) override;
-  uint64_t now() override { return monotonic_ns() + offset_; }
+  uint64_t now() override { return monotonic_ns(); }
   bool host_clock_shared() const override { return false; }
   void pause(uint64_t ns) override { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); }
   bool idle() override;
@@ -81,6 +82,7 @@ class CudaBackend : public Backend {
     CUmodule module = nullptr;
     CUfunction probe = nullptr;
     CUdeviceptr base = 0;  // the host allocation, as this context sees it
+    uint64_t shift = 0;    // %globaltimer's lead over the host's clock (probes subtract it)
   };
   bool load(std::string& error);
   bool check(CUresult r, const char* call);
@@ -89,7 +91,7 @@ class CudaBackend : public Backend {
     return gpus_[gpu].base + CUdeviceptr(static_cast<const char*>(host) - static_cast<const char*>(host_));
   }
   bool launch(uint32_t gpu, CUstream s, const Probe& p, uint64_t* times, uint32_t slot);
-  bool calibrate(std::string& error);
+  bool calibrate(uint32_t gpu, std::string& error);
 
   DynamicLibrary lib_;
   Driver d_{};
@@ -100,7 +102,7 @@ class CudaBackend : public Backend {
   std::vector<uint32_t> event_gpu_;
   void* host_ = nullptr;
   HostBlock block_;
-  int64_t offset_ = 0;
+  int driver_version_ = 0;
   std::string error_;
 };
 
@@ -153,7 +155,11 @@ bool CudaBackend::open(const Layout& l, const std::vector<uint32_t>& physical, s
   if (!kCudaProbe.size) return error = "cuda: qvet was built without nvcc, so it carries no probe kernel", false;
   if (!load(error)) return false;
   auto fail = [&]() { return error = error_, false; };
+  // Streams share a GPU's hardware queues (8 by default): a blocked wait would stall the unrelated
+  // streams behind it. The variable must be set before the driver starts; a user's value stands.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   if (!check(d_.Init(0), "cuInit")) return fail();
+  d_.DriverGetVersion(&driver_version_);
   int count = 0;
   if (!check(d_.DeviceGetCount(&count), "cuDeviceGetCount")) return fail();
   if (count == 0) return error = "cuda: " + lib_.name() + " loaded, but it reports no CUDA device", false;
@@ -179,7 +185,8 @@ bool CudaBackend::open(const Layout& l, const std::vector<uint32_t>& physical, s
   for (Gpu& g : gpus_) {
     if (!check(d_.CtxSetCurrent(g.ctx), "cuCtxSetCurrent") ||
         !check(d_.MemHostGetDevicePointer(&g.base, host_, 0), "cuMemHostGetDevicePointer") ||
-        !check(d_.ModuleLoadData(&g.module, kCudaProbe.data), "cuModuleLoadData (the probe kernel's PTX)") ||
+        !check(d_.ModuleLoadData(&g.module, kCudaProbe.data),
+               ("cuModuleLoadData (the probe kernel's PTX, ISA 7.0; driver " + std::to_string(driver_version_) + ")").c_str()) ||
         !check(d_.ModuleGetFunction(&g.probe, g.module, "qvet_probe"), "cuModuleGetFunction"))
       return fail();
   }
@@ -190,23 +197,30 @@ bool CudaBackend::open(const Layout& l, const std::vector<uint32_t>& physical, s
     streams_.push_back(s);
     stream_gpu_.push_back(g);
   }
-  return calibrate(error);
+  for (uint32_t g = 0; g < gpus_.size(); ++g)
+    if (!calibrate(g, error)) return false;
+  return true;
 }
 
-// %globaltimer against the host's clock: one probe, bracketed by host reads.
-bool CudaBackend::calibrate(std::string& error) {
+// One GPU's %globaltimer against the host's clock: a warm-up probe, then one bracketed by host
+// reads (GPUs need not agree with each other, so each gets its own shift).
+bool CudaBackend::calibrate(uint32_t gpu, std::string& error) {
   CUstream s = nullptr;
-  if (!use(0) || !check(d_.StreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate")) return error = error_, false;
+  if (!use(gpu) || !check(d_.StreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate")) return error = error_, false;
   Probe p{0, 0, 0, 0};
-  uint64_t h0 = monotonic_ns();
-  block_.calibration[0] = block_.calibration[1] = UINT64_MAX;
-  block_.calibration[2] = block_.calibration[3] = 0;  // its descriptor: nothing to write or record
-  bool ok = launch(0, s, p, block_.calibration, 0);
-  while (ok && d_.StreamQuery(s) == CUDA_ERROR_NOT_READY) std::this_thread::yield();
+  gpus_[gpu].shift = 0;
+  uint64_t h0 = 0;
+  bool ok = true;
+  for (int k = 0; k < 2 && ok; ++k) {
+    h0 = monotonic_ns();
+    block_.calibration[0] = block_.calibration[1] = UINT64_MAX;
+    ok = launch(gpu, s, p, block_.calibration, 0);
+    while (ok && d_.StreamQuery(s) == CUDA_ERROR_NOT_READY) std::this_thread::yield();
+  }
   uint64_t h1 = monotonic_ns();
   d_.StreamDestroy(s);
   if (!ok || block_.calibration[0] == UINT64_MAX) return error = error_.empty() ? "cuda: the calibration probe did not run" : error_, false;
-  offset_ = int64_t(block_.calibration[0]) - int64_t((h0 + h1) / 2);
+  gpus_[gpu].shift = block_.calibration[0] - (h0 + h1) / 2;
   return true;
 }
 
@@ -218,8 +232,8 @@ bool CudaBackend::launch(uint32_t gpu, CUstream s, const Probe& p, uint64_t* tim
   uint32_t d = times == block_.calibration ? 0 : p.desc;
   CUdeviceptr word = p.word == kNone ? 0 : at(gpu, block_.mem.words + p.word);
   uint32_t width = p.width, stamp = p.stamp;
-  uint64_t duration = p.duration, value = p.value, khz = 0;
-  void* args[] = {&t, &slot, &stamp, &duration, &cells, &desc, &d, &seen, &word, &value, &width, &khz};
+  uint64_t duration = p.duration, value = p.value, khz = 0, shift = g.shift;
+  void* args[] = {&t, &slot, &stamp, &duration, &cells, &desc, &d, &seen, &word, &value, &width, &khz, &shift};
   return use(gpu) && check(d_.LaunchKernel(g.probe, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr), "cuLaunchKernel");
 }
 
@@ -275,8 +289,9 @@ bool CudaBackend::idle() {
 
 CudaBackend::~CudaBackend() {
   if (!d_.CtxSetCurrent) return;
-  // Only an idle device is taken apart: a stream still blocked on a word would hang the teardown.
-  if (!error_.empty() && !idle()) return;
+  // Only an idle device is taken apart: streams still running would read freed memory. (The
+  // replay driver drains every run; a device left busy by a failure is left to process exit.)
+  if (!idle()) return;
   for (uint32_t s = 0; s < streams_.size(); ++s)
     if (use(stream_gpu_[s])) d_.StreamDestroy(streams_[s]);
   for (auto& [id, e] : events_) d_.EventDestroy(e);

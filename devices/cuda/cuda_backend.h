@@ -10,7 +10,10 @@
 // with cuModuleLoadData into each context. open() requires, per GPU used:
 //   CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS (64-bit waits and writes on words),
 //   CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, and CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.
-// Host times are CLOCK_MONOTONIC moved onto %globaltimer by one calibration probe at open.
+// Every probe logs on the host's clock (CLOCK_MONOTONIC): per GPU, %globaltimer's lead over it
+// is measured at open and subtracted by the probe. CUDA_DEVICE_MAX_CONNECTIONS is raised to 32
+// (unless set) so that a blocked wait does not stall unrelated streams sharing a hardware queue;
+// a GPU running more streams than that may still report a false hang.
 #pragma once
 #include <memory>
 

@@ -1,6 +1,7 @@
 #include "devices/hip/hip_backend.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <thread>
 #include <type_traits>
@@ -63,7 +64,7 @@ class HipBackend : public Backend {
   void write_value(uint32_t stream, uint32_t word, uint64_t value, int width) override;
   void record(uint32_t stream, uint32_t event) override;
   void wait_event(uint32_t stream, uint32_t event) override;
-  uint64_t now() override { return monotonic_ns() + offset_; }
+  uint64_t now() override { return monotonic_ns(); }
   bool host_clock_shared() const override { return false; }
   void pause(uint64_t ns) override { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); }
   bool idle() override;
@@ -75,6 +76,8 @@ class HipBackend : public Backend {
     hipModule_t module = nullptr;
     hipFunction_t probe = nullptr;
     char* base = nullptr;  // the host allocation, as the device sees it
+    uint64_t khz = 0;      // s_memrealtime ticks per millisecond
+    uint64_t shift = 0;    // the device clock's lead over the host's, in ns (probes subtract it)
   };
   bool load(std::string& error);
   bool check(hipError_t r, const char* call);
@@ -83,7 +86,8 @@ class HipBackend : public Backend {
     return gpus_[gpu].base + (static_cast<const char*>(host) - static_cast<const char*>(host_));
   }
   bool launch(uint32_t gpu, hipStream_t s, const Probe& p, uint64_t* times, uint32_t slot);
-  bool calibration_probe(hipStream_t s, uint64_t& device, uint64_t& host);
+  bool calibrate(uint32_t gpu, std::string& error);
+  bool calibration_probe(uint32_t gpu, hipStream_t s, uint64_t& device, uint64_t& host);
 
   DynamicLibrary lib_;
   Runtime r_{};
@@ -93,8 +97,6 @@ class HipBackend : public Backend {
   std::map<uint32_t, hipEvent_t> events_;
   void* host_ = nullptr;
   HostBlock block_;
-  uint64_t khz_ = 0;  // s_memrealtime ticks per millisecond
-  int64_t offset_ = 0;
   std::string error_;
 };
 
@@ -130,6 +132,9 @@ bool HipBackend::open(const Layout& l, const std::vector<uint32_t>& physical, st
   if (!kHipProbeCount) return error = "hip: qvet was built without an amdgcn compiler, so it carries no probe kernel", false;
   if (!load(error)) return false;
   auto fail = [&]() { return error = error_, false; };
+  // Streams share a GPU's hardware queues (4 by default): a blocked wait would stall the
+  // unrelated streams behind it. Set before the runtime starts; a user's value stands.
+  setenv("GPU_MAX_HW_QUEUES", "16", 0);
   if (!check(r_.Init(0), "hipInit")) return fail();
   int count = 0;
   if (!check(r_.GetDeviceCount(&count), "hipGetDeviceCount")) return fail();
@@ -161,25 +166,36 @@ bool HipBackend::open(const Layout& l, const std::vector<uint32_t>& physical, st
     streams_.push_back(s);
     stream_gpu_.push_back(g);
   }
-  // The clock's rate and offset: two raw probes 20 ms apart.
-  hipStream_t s = nullptr;
-  uint64_t d0, h0, d1, h1;
-  if (!use(0) || !check(r_.StreamCreateWithFlags(&s, hipStreamNonBlocking), "hipStreamCreateWithFlags")) return fail();
-  bool ok = calibration_probe(s, d0, h0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ok = ok && calibration_probe(s, d1, h1);
-  (void)r_.StreamDestroy(s);
-  if (!ok || d1 <= d0 || h1 <= h0) return error = error_.empty() ? "hip: the clock calibration probes did not run" : error_, false;
-  khz_ = (d1 - d0) * 1'000'000 / (h1 - h0);
-  if (!khz_) return error = "hip: the device clock does not advance", false;
-  offset_ = int64_t(d1 / khz_ * 1'000'000 + d1 % khz_ * 1'000'000 / khz_) - int64_t(h1);
+  for (uint32_t g = 0; g < gpus_.size(); ++g)
+    if (!calibrate(g, error)) return false;
   return true;
 }
 
-bool HipBackend::calibration_probe(hipStream_t s, uint64_t& device, uint64_t& host) {
+// One GPU's s_memrealtime: its rate from two raw probes 20 ms apart (after a warm-up launch, whose
+// latency would skew the first), and its lead over the host's clock (each GPU counts from its own
+// origin).
+bool HipBackend::calibrate(uint32_t gpu, std::string& error) {
+  hipStream_t s = nullptr;
+  uint64_t d0, h0, d1, h1;
+  if (!use(gpu) || !check(r_.StreamCreateWithFlags(&s, hipStreamNonBlocking), "hipStreamCreateWithFlags"))
+    return error = error_, false;
+  bool ok = calibration_probe(gpu, s, d0, h0) && calibration_probe(gpu, s, d0, h0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ok = ok && calibration_probe(gpu, s, d1, h1);
+  (void)r_.StreamDestroy(s);
+  if (!ok || d1 <= d0 || h1 <= h0) return error = error_.empty() ? "hip: the clock calibration probes did not run" : error_, false;
+  Gpu& g = gpus_[gpu];
+  g.khz = (d1 - d0) * 1'000'000 / (h1 - h0);
+  if (!g.khz) return error = "hip: the device clock does not advance", false;
+  g.shift = (d1 / g.khz * 1'000'000 + d1 % g.khz * 1'000'000 / g.khz) - h1;
+  return true;
+}
+
+// A raw probe (ticks, no shift): the device's time and the host's midpoint around it.
+bool HipBackend::calibration_probe(uint32_t gpu, hipStream_t s, uint64_t& device, uint64_t& host) {
   block_.calibration[0] = block_.calibration[1] = UINT64_MAX;
   uint64_t h0 = monotonic_ns();
-  if (!launch(0, s, Probe{0, 0, 0, 0}, block_.calibration, 0)) return false;
+  if (!launch(gpu, s, Probe{0, 0, 0, 0}, block_.calibration, 0)) return false;
   while (r_.StreamQuery(s) == hipErrorNotReady) std::this_thread::yield();
   host = (h0 + monotonic_ns()) / 2;
   device = block_.calibration[0];
@@ -193,8 +209,9 @@ bool HipBackend::launch(uint32_t gpu, hipStream_t s, const Probe& p, uint64_t* t
   uint32_t d = times == block_.calibration ? 0 : p.desc;
   void* word = p.word == kNone ? nullptr : at(gpu, block_.mem.words + p.word);
   uint32_t width = p.width, stamp = p.stamp;
-  uint64_t duration = p.duration, value = p.value, khz = times == block_.calibration ? 0 : khz_;
-  void* args[] = {&t, &slot, &stamp, &duration, &cells, &desc, &d, &seen, &word, &value, &width, &khz};
+  bool raw = times == block_.calibration;  // calibration logs raw ticks
+  uint64_t duration = p.duration, value = p.value, khz = raw ? 0 : g.khz, shift = raw ? 0 : g.shift;
+  void* args[] = {&t, &slot, &stamp, &duration, &cells, &desc, &d, &seen, &word, &value, &width, &khz, &shift};
   return use(gpu) && check(r_.ModuleLaunchKernel(g.probe, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr), "hipModuleLaunchKernel");
 }
 
@@ -250,7 +267,7 @@ bool HipBackend::idle() {
 
 HipBackend::~HipBackend() {
   if (!r_.SetDevice || gpus_.empty()) return;
-  if (!error_.empty() && !idle()) return;  // a stream still blocked on a word would hang the teardown
+  if (!idle()) return;  // streams still running would read freed memory: left to process exit
   for (uint32_t s = 0; s < streams_.size(); ++s)
     if (use(stream_gpu_[s])) (void)r_.StreamDestroy(streams_[s]);
   for (auto& [id, e] : events_) (void)r_.EventDestroy(e);

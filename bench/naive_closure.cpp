@@ -8,6 +8,7 @@
 
 #include "core/syntax/parser.h"
 #include "model/engine.h"
+#include "model/queue_rules.h"
 
 using namespace qvet;
 
@@ -29,22 +30,19 @@ int main(int argc, char** argv) {
   std::vector<std::vector<uint32_t>> preds(V);
   auto edge = [&](size_t a, size_t b) { preds[b].push_back(uint32_t(a)); };
   for (uint32_t c = 0; c < n; ++c) edge(S(c), E(c));
+  // Queue order: the engine's rules (model/queue_rules.h) as edges.
   for (uint32_t q = 0; q < t.queue_cmds.size(); ++q) {
-    Mode m = queue_mode(p, q);
+    QueueOrder order(queue_mode(p, q));
     const auto& list = t.queue_cmds[q];
     std::vector<uint32_t> since_all;  // ends not yet folded into an all-ended point
     int64_t last_all = -1, last_exec = -1;
-    bool chain = false;
-    int releases = 0;
     for (size_t i = 0; i < list.size(); ++i) {
       uint32_t c = list[i];
-      CmdOp op = t.cmds[c].op;
+      QueueStep rule = order.next(t.cmds[c].op);
       if (i) edge(S(list[i - 1]), S(c));
-      bool sig = op == CmdOp::Signal || op == CmdOp::Timestamp;
-      bool release = m == Mode::Chained && sig && releases > 0;
-      if (m == Mode::Chained && op == CmdOp::Exec && chain) edge(E(uint32_t(last_exec)), S(c));
-      if (release) edge(E(uint32_t(last_exec)), E(c)), --releases;
-      if ((sig && !release) || op == CmdOp::Barrier) {
+      if (rule.after_chain) edge(E(uint32_t(last_exec)), S(c));
+      if (rule.release) edge(E(uint32_t(last_exec)), E(c));
+      if (rule.after_all) {
         for (uint32_t x : since_all) edge(E(x), E(c));
         if (last_all >= 0) edge(E(uint32_t(last_all)), E(c));
         since_all.clear();
@@ -52,12 +50,8 @@ int main(int argc, char** argv) {
       } else {
         since_all.push_back(c);
       }
-      bool blocks = m == Mode::Serial || op == CmdOp::Wait || op == CmdOp::Barrier || op == CmdOp::MemoryBarrier ||
-                    (m == Mode::Chained && sig && !release);
-      if (blocks && i + 1 < list.size()) edge(E(c), S(list[i + 1]));
-      if (op == CmdOp::Exec) last_exec = c, chain = true, releases = 2;
-      else if (!sig) chain = false, releases = 0;
-      else if (!release) releases = 0;
+      if (rule.blocks && i + 1 < list.size()) edge(E(c), S(list[i + 1]));
+      if (rule.starts_chain) last_exec = c;
     }
   }
   for (uint32_t h = 0; h < t.host.size(); ++h) {
@@ -67,10 +61,10 @@ int main(int argc, char** argv) {
   auto node_of = [&](EventRef ev) { return ev.host ? H(ev.id) : E(ev.id); };
   for (uint32_t c = 0; c < n; ++c)
     if (auto* res = e.resolution({false, c}); res && res->candidates.size() == 1 && !res->initial_candidate)
-      edge(node_of(e.writes(res->signal)[res->candidates[0]].event), E(c));
+      edge(node_of(e.writes(res->cond.signal)[res->candidates[0]].event), E(c));
   for (uint32_t h = 0; h < t.host.size(); ++h)
     if (auto* res = e.resolution({true, h}); res && res->candidates.size() == 1 && !res->initial_candidate)
-      edge(node_of(e.writes(res->signal)[res->candidates[0]].event), H(h));
+      edge(node_of(e.writes(res->cond.signal)[res->candidates[0]].event), H(h));
   size_t edges = 0;
   for (auto& pl : preds) edges += pl.size();
   // Kahn's order, then closure: reach(v) = union of reach(u) + u over predecessors u.

@@ -50,8 +50,8 @@ struct CheckContext {
   bool witness = false;  // races carry a witness schedule
 
   std::string what(EventRef ev) const { return describe_event(t, ev); }
-  Loc loc(EventRef ev) const { return ev.host ? t.host[ev.id].loc : t.cmds[ev.id].loc; }
-  uint32_t ctx(EventRef ev) const { return ev.host ? t.host[ev.id].ctx : t.cmds[ev.id].ctx; }
+  Loc loc(EventRef ev) const { return t.loc(ev); }
+  uint32_t ctx(EventRef ev) const { return t.ctx(ev); }
   // The agent (device index or kHostAgent) an event runs on.
   uint32_t agent(EventRef ev) const { return ev.host ? kHostAgent : p.queues[t.cmds[ev.id].queue].device; }
   std::string signal_write_text(const SignalWrite& w) const;
@@ -61,8 +61,8 @@ struct CheckContext {
   // Whether the wait's threshold fits its width: one that does not is a value-width error, and
   // what the engine made of its truncated value says nothing about the program's ordering.
   bool threshold_fits(const WaitResolution& r) const {
-    i128 v = r.wait.host ? t.host[r.wait.id].value : t.cmds[r.wait.id].value;
-    return v >= 0 && v <= i128(r.mask);
+    i128 v = t.value(r.wait);
+    return v >= 0 && v <= i128(r.cond.mask);
   }
 };
 

@@ -18,34 +18,29 @@ class DeadlockChecker : public Checker {
       Diagnostic d;
       d.set_rule(Rule::Deadlock);
       d.loc = c_.loc(last);
-      uint32_t sig;
-      uint64_t v;
-      wait_of(last, sig, v);
+      WaitCond cond = c_.e.wait_cond(last);
       if (dl.cycle) {
         d.message = "waits form a cycle: " + c_.what(last) + " can only be satisfied after the other waits of the cycle end, and they wait for it";
         d.related.push_back({c_.loc(dl.waits.front()), "the wait that closes the cycle: " + c_.what(dl.waits.front())});
         for (EventRef w : dl.waits) {
-          uint32_t s;
-          uint64_t val;
-          wait_of(w, s, val);
+          WaitCond wc = c_.e.wait_cond(w);
           std::string writers;
-          for (const SignalWrite& x : c_.e.writes(s))
-            if ((x.value & mask_of(w)) >= val) writers += (writers.empty() ? "" : ", ") + c_.signal_write_text(x);
+          for (const SignalWrite& x : c_.e.writes(wc.signal))
+            if (wc.met_by(x.value)) writers += (writers.empty() ? "" : ", ") + c_.signal_write_text(x);
           d.notes.push_back({c_.loc(w), c_.what(w) + " waits for " + (writers.empty() ? "a write that does not exist" : writers)});
         }
       } else {
-        const auto& ws = c_.e.writes(sig);
-        uint64_t mask = mask_of(last);
-        uint64_t reach = c_.e.initial_value(sig) & mask;
-        for (const SignalWrite& x : ws) reach = std::max(reach, x.value & mask);
-        const std::string& sname = c_.p.signals[sig].name;
+        const auto& ws = c_.e.writes(cond.signal);
+        uint64_t reach = c_.e.initial_value(cond.signal) & cond.mask;
+        for (const SignalWrite& x : ws) reach = std::max(reach, x.value & cond.mask);
+        const std::string& sname = c_.p.signals[cond.signal].name;
         d.message = c_.what(last) + " can never be satisfied: no write that can run before it gives '" + sname + "' a value >= " +
-                    std::to_string(v) + " ('" + sname + "' reaches at most " + std::to_string(reach) + ")";
+                    std::to_string(cond.threshold) + " ('" + sname + "' reaches at most " + std::to_string(reach) + ")";
         // A large enough write that ran and does not follow the wait was overwritten by a smaller
         // one before the wait began; the others can only run after it (or never run).
         std::string after, overwritten;
         for (const SignalWrite& x : ws) {
-          if ((x.value & mask) < v) continue;
+          if (!cond.met_by(x.value)) continue;
           bool over = x.processed && !c_.e.known(*x.end, last);
           (over ? overwritten : after) += std::string((over ? overwritten : after).empty() ? "" : ", ") + c_.signal_write_text(x);
         }
@@ -54,7 +49,7 @@ class DeadlockChecker : public Checker {
         if (!after.empty())
           d.notes.push_back({{}, "writes of a large enough value exist but can only run after the wait: " + after});
         if (after.empty() && overwritten.empty())
-          d.notes.push_back({c_.p.signals[sig].loc, "no write of '" + sname + "' has a value >= " + std::to_string(v)});
+          d.notes.push_back({c_.p.signals[cond.signal].loc, "no write of '" + sname + "' has a value >= " + std::to_string(cond.threshold)});
       }
       if (dl.blocked_cmds || dl.blocked_host)
         d.notes.push_back({{}, "blocked by it: " + std::to_string(dl.blocked_cmds) + " device command(s) and " +
@@ -62,14 +57,6 @@ class DeadlockChecker : public Checker {
       c_.sink.add(std::move(d), c_.ctx(last));
     }
   }
-
- private:
-  void wait_of(EventRef w, uint32_t& sig, uint64_t& v) const {
-    if (w.host) sig = c_.t.host[w.id].signal, v = uint64_t(c_.t.host[w.id].value);
-    else sig = c_.t.cmds[w.id].signal, v = uint64_t(c_.t.cmds[w.id].value);
-    v &= mask_of(w);
-  }
-  uint64_t mask_of(EventRef w) const { return c_.e.word_mask(w.host ? kHostAgent : c_.t.cmds[w.id].queue, true); }
 };
 
 }  // namespace

@@ -129,13 +129,13 @@ class RaceChecker : public Checker {
       d.notes.push_back({{}, "nothing orders them: " + cq + " has no wait before " + c_.what(consumer) +
                                  " that follows " + c_.what(producer)});
     } else {
-      const auto& ws = c_.e.writes(r->signal);
+      const auto& ws = c_.e.writes(r->cond.signal);
       std::string cands;
       for (uint32_t i : r->candidates) cands += (cands.empty() ? "" : ", ") + c_.signal_write_text(ws[i]);
-      if (r->initial_candidate) cands = "the initial value " + std::to_string(c_.e.initial_value(r->signal)) + (cands.empty() ? "" : ", " + cands);
+      if (r->initial_candidate) cands = "the initial value " + std::to_string(c_.e.initial_value(r->cond.signal)) + (cands.empty() ? "" : ", " + cands);
       d.notes.push_back({c_.loc(w), "the nearest wait, " + c_.what(w) + ", can be satisfied by " + (cands.empty() ? "nothing" : cands)});
       std::string early;
-      if (r->initial_candidate) early = "the initial value " + std::to_string(c_.e.initial_value(r->signal));
+      if (r->initial_candidate) early = "the initial value " + std::to_string(c_.e.initial_value(r->cond.signal));
       for (uint32_t i : r->candidates)
         if (early.empty() && !c_.e.known(*ws[i].end, producer)) early = c_.signal_write_text(ws[i]);
       if (!early.empty())
@@ -208,12 +208,12 @@ class RaceChecker : public Checker {
     if (found && !consumer.host && c_.e.known(*found->end, consumer)) found = nullptr;  // would deadlock
     // The wait must not be satisfiable by a write that does not follow the producer (a stale wait).
     if (found) {
-      uint32_t sig = found->signal;
       uint64_t mask = c_.e.word_mask(consumer.host ? kHostAgent : c_.t.cmds[consumer.id].queue, true);
-      if ((c_.e.initial_value(sig) & mask) >= (found->value & mask)) found = nullptr;
+      WaitCond proposed{found->signal, found->value & mask, mask};
+      if (proposed.met_by(c_.e.initial_value(found->signal))) found = nullptr;
       else
-        for (const SignalWrite& w : c_.e.writes(sig))
-          if ((w.value & mask) >= (found->value & mask) && w.processed && !c_.e.known(*w.end, producer) &&
+        for (const SignalWrite& w : c_.e.writes(found->signal))
+          if (proposed.met_by(w.value) && w.processed && !c_.e.known(*w.end, producer) &&
               (consumer.host || !c_.e.known(*w.end, consumer))) {
             found = nullptr;
             break;

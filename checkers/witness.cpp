@@ -38,15 +38,15 @@ bool waits_hold(const Trace& t, const Engine& e, const std::vector<Node>& seq) {
   for (const Node& n : seq) {
     if (n.kind == 0) continue;  // a start
     bool host = n.ev.host;
-    uint32_t signal = host ? t.host[n.ev.id].signal : t.cmds[n.ev.id].signal;
+    uint32_t signal = t.signal(n.ev);
     bool wait = host ? t.host[n.ev.id].op == HostOp::Wait : t.cmds[n.ev.id].op == CmdOp::Wait;
     if (!host && t.cmds[n.ev.id].op == CmdOp::Timestamp) known[signal] = false;
     if (const SignalWrite* w = e.write_of(n.ev)) word[w->signal] = w->value, known[w->signal] = true;
     if (!wait || !known[signal]) continue;
-    uint64_t mask = e.word_mask(host ? kHostAgent : t.cmds[n.ev.id].queue, true);
-    i128 v = host ? t.host[n.ev.id].value : t.cmds[n.ev.id].value;
-    if (v < 0 || v > i128(mask)) continue;  // value-width: its truncated threshold says nothing
-    if ((word[signal] & mask) < (uint64_t(v) & mask)) return false;
+    WaitCond cond = e.wait_cond(n.ev);
+    i128 v = t.value(n.ev);
+    if (v < 0 || v > i128(cond.mask)) continue;  // value-width: its truncated threshold says nothing
+    if (!cond.met_by(word[signal])) return false;
   }
   return true;
 }
@@ -82,7 +82,7 @@ std::vector<ScheduleStep> witness_schedule(const Trace& t, EventRef a, EventRef 
     s.time = i;
     s.event = n.kind == 0 ? "start" : n.kind == 1 ? "end" : "at";
     s.what = describe_event(t, n.ev);
-    s.loc = n.ev.host ? t.host[n.ev.id].loc : t.cmds[n.ev.id].loc;
+    s.loc = t.loc(n.ev);
     s.racing = n.ev == a || n.ev == b;
     s.host = n.ev.host;
     s.id = n.ev.id;

@@ -265,8 +265,7 @@ void Comparison::check_overlaps(const ObservedRun& r, uint64_t run) {
 // overwritten by another ordered one, or a write it races with.
 void Comparison::check_seen(const ObservedRun& r, uint64_t run) {
   auto exempt_writer = [&](EventRef w, uint32_t buffer, uint64_t lo, uint64_t hi) {
-    const auto& acc = w.host ? t_.host[w.id].acc_begin : t_.cmds[w.id].acc_begin;
-    const auto& end = w.host ? t_.host[w.id].acc_end : t_.cmds[w.id].acc_end;
+    auto [acc, end] = t_.access_span(w);
     for (uint32_t a = acc; a < end; ++a) {
       const Access& x = t_.accesses[a];
       if (x.write && x.buffer == buffer && x.lo < hi && lo < x.hi && x.freed_by != kNone) return true;
@@ -339,8 +338,8 @@ void Comparison::check_hangs(const ObservedRun& r, uint64_t run) {
   for (const Hang& h : r.hung) gap |= h.missed && p_.ran(h.wait);
   // A write of the wait's signal, with a value that satisfies it, that did not run.
   auto starved = [&](EventRef w) {
-    uint32_t s = w.host ? t_.host[w.id].signal : t_.cmds[w.id].signal;
-    uint64_t v = uint64_t(w.host ? t_.host[w.id].value : t_.cmds[w.id].value);
+    uint32_t s = t_.signal(w);
+    uint64_t v = uint64_t(t_.value(w));
     for (uint32_t c = 0; c < t_.cmds.size(); ++c)
       if (t_.cmds[c].op == CmdOp::Signal && t_.cmds[c].signal == s && uint64_t(t_.cmds[c].value) >= v && !r.ran({false, c}))
         return true;

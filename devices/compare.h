@@ -51,7 +51,7 @@ class Prediction {
   bool group_reported(Rule rule, EventRef a, EventRef b) const;
   // Whether a signal-race diagnostic points at a write of signal `s`.
   bool signal_race_reported(uint32_t s) const;
-  uint32_t line(EventRef e) const { return e.host ? t_.host[e.id].loc.line : t_.cmds[e.id].loc.line; }
+  uint32_t line(EventRef e) const { return t_.loc(e).line; }
   // The event an access belongs to.
   EventRef owner(uint32_t access) const { return access_owner_[access]; }
   // Write accesses per base buffer.

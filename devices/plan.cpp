@@ -9,6 +9,7 @@
 #include "devices/observed.h"
 #include "devices/rng.h"
 #include "model/profile.h"
+#include "model/queue_rules.h"
 
 namespace qvet {
 
@@ -60,9 +61,9 @@ class Planner {
     plan_.layout.devices = uint32_t(p_.devices.size());
     for (uint32_t q = 0; q < p_.queues.size(); ++q) {
       QueueState st;
-      st.mode = queue_mode(p_, q);
+      st.order = QueueOrder(queue_mode(p_, q));
       st.base = uint32_t(plan_.layout.stream_device.size());
-      bool pooled = st.mode != Mode::Serial;
+      bool pooled = st.order.mode() != Mode::Serial;
       uint32_t n = pooled ? o_.lanes + 2 : 1;
       for (uint32_t i = 0; i < n; ++i) plan_.layout.stream_device.push_back(p_.queues[q].device);
       st.lane_front.assign(pooled ? o_.lanes : 0, kNone);
@@ -84,7 +85,7 @@ class Planner {
 
  private:
   struct QueueState {
-    Mode mode;
+    QueueOrder order{Mode::Serial};
     uint32_t base;                    // its first stream
     uint32_t next_lane = 0;
     uint32_t front = kNone;           // the event after the last command that blocked the front end
@@ -93,7 +94,6 @@ class Planner {
     bool release_dirty = false;       // release-stream work not yet joined into the control stream
     uint32_t control_front = kNone;   // the front event the control stream has reached
     uint32_t chain = kNone;           // chained: the lane of the exec the next exec chains to
-    int releases = 0;                 // chained: release slots left to that exec
     bool pooled() const { return !lane_front.empty(); }
     uint32_t control() const { return base + uint32_t(lane_front.size()); }
     uint32_t release() const { return control() + 1; }
@@ -227,88 +227,80 @@ class Planner {
     return q.release();
   }
 
-  // Where a signal or timestamp runs: chained, one of the last exec's release slots (on its lane,
-  // after it) or else a WFI release (the control stream, after everything); otherwise the
-  // release stream, which does not hold the front end.
-  uint32_t signal_stream(QueueState& q) {
-    if (q.mode != Mode::Chained) return release_stream(q);
-    if (q.chain != kNone && q.releases > 0) return --q.releases, q.chain;
-    return control_stream(q, true);
+  // The stream a command runs on, from the queue-order rule (model/queue_rules.h): a chained
+  // release on its exec's lane, after it; what blocks the front end on the control stream (joined
+  // with everything first when it also waits for every earlier command: a barrier, a WFI
+  // release); an overlap signal or timestamp on the release stream; the rest on a lane (a chained
+  // exec on the lane of the exec it chains to). A serial queue's one stream takes everything.
+  uint32_t stream_for(QueueState& q, const QueueStep& rule) {
+    if (rule.release && q.chain != kNone) return q.chain;
+    if (rule.blocks) return control_stream(q, rule.after_all);
+    if (rule.after_all) return release_stream(q);
+    if (!rule.after_chain || q.chain == kNone) return work_stream(q);
+    // It starts when the exec before it ends; the front end reaches what follows only after that:
+    // that point becomes the front every other stream waits for.
+    q.front = event();
+    on(q.chain, Call::Op::Record, q.front);
+    q.lane_front[q.chain - q.base] = q.front;
+    return q.chain;
   }
 
   void command(uint32_t id) {
     const TraceCmd& c = t_.cmds[id];
     QueueState& q = queues_[c.queue];
+    QueueStep rule = q.order.next(c.op);
+    uint32_t s = stream_for(q, rule);
     uint32_t stamp = Version::of({false, id}).code;
     CmdSlots& cs = plan_.cmd[id];
     std::vector<uint32_t> reads, writes;
     for (uint32_t a = c.acc_begin; a < c.acc_end; ++a) (t_.accesses[a].write ? writes : reads).push_back(a);
-    auto run_probe = [&](uint32_t stream, uint32_t pr) {
-      on(stream, Call::Op::Probe, pr);
+    auto run_probe = [&](uint32_t pr) {
+      on(s, Call::Op::Probe, pr);
       return plan_.probes[pr].slot;
     };
+    cs.timed = true;
     switch (c.op) {
       case CmdOp::Exec: {
         uint64_t d = o_.min_ns + mix(o_.seed, id) % (o_.max_ns - o_.min_ns + 1);
-        uint32_t s = q.chain != kNone ? q.chain : work_stream(q);  // chained: after the exec it chains to
-        if (q.chain != kNone) {
-          // It starts when the exec before it ends; the front end reaches what follows only after
-          // that: the end of that exec becomes the front every other stream waits for.
-          q.front = event();
-          on(s, Call::Op::Record, q.front);
-          q.lane_front[s - q.base] = q.front;
-        }
-        cs.start = cs.end = run_probe(s, probe(stamp, d, writes, reads, reads));
-        cs.timed = true;
-        if (q.mode == Mode::Chained) q.chain = s, q.releases = kReleaseSlots;
+        cs.start = cs.end = run_probe(probe(stamp, d, writes, reads, reads));
         break;
       }
       case CmdOp::Copy: {
-        q.chain = kNone;  // a copy breaks the chain
-        uint32_t s = work_stream(q);
-        cs.start = run_probe(s, probe(stamp, 0, {}, reads, {}));
+        cs.start = run_probe(probe(stamp, 0, {}, reads, {}));
         auto [lo, hi] = cells_of(reads.at(0));
         if (hi > lo) on(s, Call::Op::CopyCells, lo, hi - lo);
         plan_.layout.scratch = std::max(plan_.layout.scratch, hi - lo);
-        cs.end = run_probe(s, probe(stamp, 0, writes, {}, reads));
-        cs.timed = true;
+        cs.end = run_probe(probe(stamp, 0, writes, {}, reads));
         break;
       }
       case CmdOp::Wait: {
-        uint32_t s = control_stream(q, false);
         int w = wait_width(p_, c.queue);
         uint64_t v = uint64_t(c.value) & width_mask(w);
         if (plan_.spin[c.signal]) {
           uint32_t pr = probe(stamp, 0, {}, {}, {});
           plan_.probes[pr].word = c.signal, plan_.probes[pr].value = v, plan_.probes[pr].width = uint8_t(w);
-          cs.start = cs.end = run_probe(s, pr);
-          cs.timed = true;
+          cs.start = cs.end = run_probe(pr);
         } else {
           on(s, Call::Op::WaitValue, c.signal, 0, v, uint8_t(w));
-          cs.start = cs.end = run_probe(s, mark());
+          cs.start = cs.end = run_probe(mark());
+          cs.timed = false;
         }
-        new_front(q);
         break;
       }
-      case CmdOp::Signal:
-      case CmdOp::Timestamp: {
-        uint32_t s = signal_stream(q);
-        if (c.op == CmdOp::Signal) {
-          int w = signal_width(p_, c.queue);
-          on(s, Call::Op::WriteValue, c.signal, 0, uint64_t(c.value) & width_mask(w), uint8_t(w));
-        }
-        cs.start = cs.end = run_probe(s, mark());
-        cs.timed = c.op == CmdOp::Timestamp;
-        if (q.mode == Mode::Chained && s == q.control()) new_front(q);  // a WFI release holds the front end
+      case CmdOp::Signal: {
+        int w = signal_width(p_, c.queue);
+        on(s, Call::Op::WriteValue, c.signal, 0, uint64_t(c.value) & width_mask(w), uint8_t(w));
+        cs.start = cs.end = run_probe(mark());
+        cs.timed = false;
         break;
       }
+      case CmdOp::Timestamp:
       case CmdOp::Barrier:
-      case CmdOp::MemoryBarrier:
-        cs.start = cs.end = run_probe(control_stream(q, c.op == CmdOp::Barrier), mark());
-        cs.timed = true;
-        new_front(q);
-        break;
+      case CmdOp::MemoryBarrier: cs.start = cs.end = run_probe(mark()); break;
     }
+    if (rule.blocks) new_front(q);
+    if (rule.starts_chain) q.chain = s;
+    else if (!rule.release && c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) q.chain = kNone;
   }
 
   const Trace& t_;

@@ -31,7 +31,7 @@ bool read_witnesses(const std::string& text, const Trace& t, std::vector<Schedul
       uint64_t id = st["id"].get<uint64_t>();
       Schedule::Kind k = kind == "start" ? Schedule::Kind::Start : kind == "end" ? Schedule::Kind::End : Schedule::Kind::At;
       bool known = host ? id < t.host.size() && kind == "at" : id < t.cmds.size() && (kind == "start" || kind == "end");
-      uint32_t line = !known ? 0 : host ? t.host[id].loc.line : t.cmds[id].loc.line;
+      uint32_t line = !known ? 0 : t.loc({host, uint32_t(id)}).line;
       if (!known || !st.contains("line") || st["line"] != line) {
         error = "the witness names an event this program does not have (" + kind + " of " + (host ? "host statement " : "command ") +
                 std::to_string(id) + "): was it written for another program, or other --param values?";

@@ -13,7 +13,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
     : overrides_(std::move(overrides)), t_(t), p_(*t.program), nq_(t.program->queues.size()) {
   qs_.resize(nq_);
   for (uint32_t q = 0; q < nq_; ++q) {
-    qs_[q].mode = queue_mode(p_, q);
+    qs_[q].order = QueueOrder(queue_mode(p_, q));
     qs_[q].fe = qs_[q].acc = qs_[q].chain_end = qs_[q].chain_next = Clock(&t_);
   }
   host_clock_ = Clock(&t_);
@@ -85,6 +85,13 @@ Engine::Engine(const Trace& t, Overrides overrides)
     }
 }
 
+WaitCond Engine::wait_cond(EventRef w) const {
+  if (w.host) return {t_.host[w.id].signal, uint64_t(t_.host[w.id].value), width_mask(kHostWidth)};
+  const TraceCmd& c = t_.cmds[w.id];
+  uint64_t mask = word_mask(c.queue, true);
+  return {c.signal, uint64_t(c.value) & mask, mask};
+}
+
 uint64_t Engine::word_mask(uint32_t agent, bool wait) const {
   if (agent == kHostAgent) return width_mask(kHostWidth);
   return width_mask(wait ? wait_width(p_, agent) : signal_width(p_, agent));
@@ -107,7 +114,7 @@ bool Engine::write_dead(const SignalWrite& w) const {
   return qs_[c.queue].dead || (host_dead_ && !host_ran_[c.submit]);
 }
 
-bool Engine::ordered_agent(uint32_t agent) const { return agent == kHostAgent || qs_[agent].mode != Mode::Chained; }
+bool Engine::ordered_agent(uint32_t agent) const { return agent == kHostAgent || qs_[agent].order.mode() != Mode::Chained; }
 
 // Whether `k` knows any processed write of signal `s` on the (chained) queue of `aw`: the queue's
 // known ends are a prefix plus a few extras.
@@ -130,30 +137,29 @@ bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw) 
   return false;
 }
 
-size_t Engine::first_match(uint32_t s, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const {
+size_t Engine::first_match(const AgentWrites& aw, size_t from, const WaitCond& cond) const {
   // Unprocessed writes still hold their pre-run bound in `vals` (a 32-bit write's high half is
   // only known once it runs), which is what a pending write can be compared with.
-  if (from < aw.vals.size() && (aw.vals[from] & mask) >= v) return from;  // the usual case
-  bool mono = mask == kLowHalf ? aw.monotone32 : aw.monotone;
-  if (mono) {
-    auto it = std::partition_point(aw.vals.begin() + long(from), aw.vals.end(), [&](uint64_t x) { return (x & mask) < v; });
+  if (from < aw.vals.size() && cond.met_by(aw.vals[from])) return from;  // the usual case
+  if (cond.narrow() ? aw.monotone32 : aw.monotone) {
+    auto it = std::partition_point(aw.vals.begin() + long(from), aw.vals.end(), [&](uint64_t x) { return !cond.met_by(x); });
     return size_t(it - aw.vals.begin());
   }
-  const auto& ws = writes_[s];
-  const auto& sm = mask == kLowHalf ? aw.suffix_max32 : aw.suffix_max;
-  for (size_t j = from; j < aw.idx.size() && sm[j] >= v; ++j)
-    if ((ws[aw.idx[j]].value & mask) >= v) return j;
+  const auto& ws = writes_[cond.signal];
+  const auto& sm = cond.narrow() ? aw.suffix_max32 : aw.suffix_max;
+  for (size_t j = from; j < aw.idx.size() && sm[j] >= cond.threshold; ++j)
+    if (cond.met_by(ws[aw.idx[j]].value)) return j;
   return aw.idx.size();
 }
 
-uint32_t Engine::pending_candidate(EventRef w, uint32_t s, const AgentWrites& aw, uint64_t v, uint64_t mask) const {
+uint32_t Engine::pending_candidate(EventRef w, const AgentWrites& aw, const WaitCond& cond) const {
   if (aw.processed == aw.idx.size()) return kNone;
-  const auto& sm = mask == kLowHalf ? aw.suffix_max32 : aw.suffix_max;
-  if (sm[aw.processed] < v) return kNone;
+  const auto& sm = cond.narrow() ? aw.suffix_max32 : aw.suffix_max;
+  if (sm[aw.processed] < cond.threshold) return kNone;
   if (aw.agent == kHostAgent ? host_dead_ : qs_[aw.agent].dead) return kNone;
-  size_t j = first_match(s, aw, aw.processed, v, mask);
+  size_t j = first_match(aw, aw.processed, cond);
   if (j == aw.idx.size()) return kNone;
-  const SignalWrite& sw = writes_[s][aw.idx[j]];
+  const SignalWrite& sw = writes_[cond.signal][aw.idx[j]];
   // Writes are in submission order on each agent: if this one is submitted after a host wait (or
   // never, because the host is dead), so are all later ones.
   if (!sw.event.host && w.host && t_.cmds[sw.event.id].submit > w.id) return kNone;
@@ -161,11 +167,11 @@ uint32_t Engine::pending_candidate(EventRef w, uint32_t s, const AgentWrites& aw
   return aw.idx[j];
 }
 
-bool Engine::resolvable(EventRef w, uint32_t s, uint64_t v, uint64_t mask, uint32_t& blocker) const {
+bool Engine::resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) const {
   uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
-  for (const AgentWrites& aw : by_agent_[s]) {
+  for (const AgentWrites& aw : by_agent_[cond.signal]) {
     if (aw.agent == own) continue;  // its own later writes come after it
-    if (pending_candidate(w, s, aw, v, mask) != kNone) {
+    if (pending_candidate(w, aw, cond) != kNone) {
       blocker = aw.agent;
       return false;
     }
@@ -173,14 +179,15 @@ bool Engine::resolvable(EventRef w, uint32_t s, uint64_t v, uint64_t mask, uint3
   return true;
 }
 
-void Engine::candidates(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, bool after_wait,
+void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                         WaitResolution& r, Clock& learned) const {
+  const uint32_t s = cond.signal;
   const auto& ws = writes_[s];
   auto add = [&](uint32_t idx, bool known) {
     r.candidates.push_back(idx);
     r.candidate_known.push_back(known);
   };
-  auto match = [&](uint32_t i) { return (ws[i].value & mask) >= v; };
+  auto match = [&](uint32_t i) { return cond.met_by(ws[i].value); };
   auto known_write = [&](uint32_t i) { return known(start, ws[i].event); };
   // after_wait (refine): writes that ran after the wait ended are no candidates. They are a
   // suffix of the agent's writes (on a chained queue too: a later release ends after an earlier
@@ -281,7 +288,7 @@ void Engine::candidates(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const
       }
     }
   }
-  r.initial_candidate = (init_[s] & mask) >= v && !any_known;
+  r.initial_candidate = cond.met_by(init_[s]) && !any_known;
   learned = Clock(&t_);
   if (!r.initial_candidate) {
     for (size_t i = 0; i < r.candidates.size(); ++i) {
@@ -291,12 +298,12 @@ void Engine::candidates(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const
   }
 }
 
-bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
+bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced) {
-  WaitResolution r{w, s, v, mask, {}, false, {}, true};
-  candidates(w, s, v, mask, start, false, r, learned);
+  WaitResolution r{w, cond, {}, false, {}, true};
+  candidates(w, cond, start, false, r, learned);
   bool ok = r.initial_candidate || !r.candidates.empty();
-  if (ok && forced) resolve_forced(w, s, v, mask, start, r, learned);
+  if (ok && forced) resolve_forced(w, cond, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
@@ -305,8 +312,9 @@ bool Engine::resolve(EventRef w, uint32_t s, uint64_t v, uint64_t mask, const Cl
   return ok;
 }
 
-void Engine::resolve_forced(const EventRef& w, uint32_t s, uint64_t v, uint64_t mask, const Clock& start,
+void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                             WaitResolution& r, Clock& learned) {
+  const uint32_t s = cond.signal;
   if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) {
     r.candidates = it->second.candidates;
     r.initial_candidate = it->second.initial;
@@ -317,18 +325,18 @@ void Engine::resolve_forced(const EventRef& w, uint32_t s, uint64_t v, uint64_t 
     // A held-back write will know at least what its agent's front end knows now.
     uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
     for (const AgentWrites& aw : by_agent_[s])
-      if (aw.agent != own && pending_candidate(w, s, aw, v, mask) != kNone) learned.meet(aw.agent == kHostAgent ? host_clock_ : qs_[aw.agent].fe);
+      if (aw.agent != own && pending_candidate(w, aw, cond) != kNone) learned.meet(aw.agent == kHostAgent ? host_clock_ : qs_[aw.agent].fe);
   }
-  forced_.push_back({w, s, v, mask, start, learned, r.candidates, r.initial_candidate});
+  forced_.push_back({w, cond, start, learned, r.candidates, r.initial_candidate});
 }
 
 Engine::Overrides Engine::refine(bool& changed) const {
   changed = false;
   Overrides out;
   for (const Forced& f : forced_) {
-    WaitResolution r{f.wait, f.signal, f.v, f.mask, {}, false, {}, true};
+    WaitResolution r{f.wait, f.cond, {}, false, {}, true};
     Override o;
-    candidates(f.wait, f.signal, f.v, f.mask, f.start, true, r, o.learned);
+    candidates(f.wait, f.cond, f.start, true, r, o.learned);
     o.candidates = std::move(r.candidates);
     o.initial = r.initial_candidate;
     if (!(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || o.candidates != f.candidates || o.initial != f.initial)
@@ -400,12 +408,12 @@ void Engine::kill_agent(uint32_t agent, uint32_t cause) {
 
 // A wait with no candidate: a deadlock of its own, or blocked behind another deadlock when the
 // writes that could satisfy it never run (then it belongs to that deadlock).
-uint32_t Engine::blocked_cause(EventRef wait, uint32_t signal, uint64_t v, uint64_t mask) const {
+uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) const {
   uint32_t own = wait.host ? kHostAgent : t_.cmds[wait.id].queue;
-  for (const SignalWrite& w : writes_[signal]) {
+  for (const SignalWrite& w : writes_[cond.signal]) {
     // Writes that come after the wait anyway could never have satisfied it.
     if (w.agent == own || (wait.host && !w.event.host && t_.cmds[w.event.id].submit > wait.id)) continue;
-    if (!w.processed && (w.value & mask) >= v && write_dead(w)) {
+    if (!w.processed && cond.met_by(w.value) && write_dead(w)) {
       bool queue_dead = w.agent != kHostAgent && qs_[w.agent].dead;
       return queue_dead ? queue_dead_cause_[w.agent] : host_dead_cause_;  // else its submit never runs
     }
@@ -413,24 +421,24 @@ uint32_t Engine::blocked_cause(EventRef wait, uint32_t signal, uint64_t v, uint6
   return kNone;
 }
 
-Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, uint32_t signal, uint64_t v, uint64_t mask, bool& forced,
+Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                                   uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
   uint32_t blocker;
-  if (!forced && blocked_at == epoch(signal)) return WaitStep::Blocked;
-  if (!forced && !resolvable(w, signal, v, mask, blocker)) {
-    blocked_at = epoch(signal);
+  if (!forced && blocked_at == epoch(cond.signal)) return WaitStep::Blocked;
+  if (!forced && !resolvable(w, cond, blocker)) {
+    blocked_at = epoch(cond.signal);
     return WaitStep::Blocked;
   }
   bool was_forced = forced;
   forced = false;
-  if (resolve(w, signal, v, mask, start, learned, obs, was_forced)) return WaitStep::Resolved;
+  if (resolve(w, cond, start, learned, obs, was_forced)) return WaitStep::Resolved;
   // Forced by unstick, but every write made so far is overwritten: it still needs a pending one.
-  if (was_forced && !resolvable(w, signal, v, mask, blocker)) {
-    blocked_at = epoch(signal);
-    unforceable_.push_back({w, epoch(signal)});
+  if (was_forced && !resolvable(w, cond, blocker)) {
+    blocked_at = epoch(cond.signal);
+    unforceable_.push_back({w, epoch(cond.signal)});
     return WaitStep::Blocked;
   }
-  uint32_t cause = blocked_cause(w, signal, v, mask);
+  uint32_t cause = blocked_cause(w, cond);
   if (cause == kNone) {
     cause = uint32_t(deadlocks_.size());
     deadlocks_.push_back({{w}, false, 0, 0});
@@ -447,53 +455,29 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
   const TraceCmd& c = t_.cmds[id];
   if (!host_ran_[c.submit]) return false;
   Clock start = st.fe;
+  QueueOrder before = st.order;
   if (!start.knows_host(c.submit)) {  // the batch's first command: later ones know it through the front end
     start.join(*host_epochs_[submit_epoch_[c.submit]]);
     start.see_host(c.submit);
   }
-  bool chained = st.mode == Mode::Chained;
-  if (chained && c.op == CmdOp::Exec && st.chain_valid) start.join(st.chain_next);
+  QueueStep rule = st.order.next(c.op);
+  if (rule.after_chain) start.join(st.chain_next);
   Clock end = start;
-  bool release = false;
-  switch (c.op) {
-    case CmdOp::Wait: {
-      uint64_t mask = word_mask(q, true), v = uint64_t(c.value) & mask;
-      Clock learned;
-      if (try_wait({false, id}, q, c.signal, v, mask, st.forced, st.blocked_at, start, learned, obs) != WaitStep::Resolved)
-        return false;
-      end.join(learned);
-      break;
+  if (c.op == CmdOp::Wait) {
+    Clock learned;
+    if (try_wait({false, id}, q, wait_cond({false, id}), st.forced, st.blocked_at, start, learned, obs) != WaitStep::Resolved) {
+      st.order = before;  // the wait did not step: neither does the chain state
+      return false;
     }
-    case CmdOp::Signal:
-    case CmdOp::Timestamp:
-      release = chained && st.releases_left > 0;
-      if (release) {
-        end.join(st.chain_end);
-        --st.releases_left;
-      } else {
-        end.join(st.acc);
-        st.releases_left = 0;
-      }
-      break;
-    case CmdOp::Barrier: end.join(st.acc); break;
-    default: break;  // exec, copy, memory_barrier: end knows its start
+    end.join(learned);
   }
+  if (rule.release) end.join(st.chain_end);
+  else if (rule.after_all) end.join(st.acc);
   end.add_end(q, c.index);
   st.acc.join(end);
-  bool blocks = st.mode == Mode::Serial || c.op == CmdOp::Wait || c.op == CmdOp::Barrier ||
-                c.op == CmdOp::MemoryBarrier || (chained && !release && (c.op == CmdOp::Signal || c.op == CmdOp::Timestamp));
-  st.fe = blocks ? end : start;
-  if (chained) {
-    if (release) st.chain_next.join(end);  // the release ends with its exec: the chain goes on through it
-    if (c.op == CmdOp::Exec) {
-      st.chain_valid = true;
-      st.chain_end = st.chain_next = end;
-      st.releases_left = kReleaseSlots;
-    } else if (c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) {
-      st.chain_valid = false;
-      st.releases_left = 0;
-    }
-  }
+  st.fe = rule.blocks ? end : start;
+  if (rule.release) st.chain_next.join(end);  // the release ends with its exec: the chain goes on through it
+  if (rule.starts_chain) st.chain_end = st.chain_next = end;
   if (cmd_write_[id] != kNone) record_write(c.signal, cmd_write_[id], end);
   cmd_ran_[id] = 1;
   ++st.pos;
@@ -509,10 +493,9 @@ bool Engine::step_host(EngineObserver& obs) {
   // wait that cannot be resolved yet leaves it as it was.
   Clock& k = host_clock_;
   if (e.op == HostOp::Wait) {
-    uint64_t mask = width_mask(kHostWidth), v = uint64_t(e.value);
     Clock learned;
     k.see_host(h);
-    if (try_wait({true, h}, kHostAgent, e.signal, v, mask, host_forced_, host_blocked_at_, k, learned, obs) !=
+    if (try_wait({true, h}, kHostAgent, wait_cond({true, h}), host_forced_, host_blocked_at_, k, learned, obs) !=
         WaitStep::Resolved) {
       k.unsee_host(h);
       return false;
@@ -553,15 +536,13 @@ void Engine::unstick() {
     const TraceCmd& c = t_.cmds[id];
     if (!host_ran_[c.submit] || c.op != CmdOp::Wait) continue;
     parked_[still++] = q;
-    uint64_t mask = word_mask(q, true);
     node_of_queue[q] = int(nodes.size());
-    nodes.push_back({{false, id}, q, c.signal, uint64_t(c.value) & mask, mask});
+    nodes.push_back({{false, id}, q, wait_cond({false, id})});
   }
   parked_.resize(still);
   if (!host_dead_ && host_pos_ < t_.host.size() && t_.host[host_pos_].op == HostOp::Wait) {
-    const HostEvent& e = t_.host[host_pos_];
     host_node = int(nodes.size());
-    nodes.push_back({{true, uint32_t(host_pos_)}, kHostAgent, e.signal, uint64_t(e.value), width_mask(kHostWidth)});
+    nodes.push_back({{true, uint32_t(host_pos_)}, kHostAgent, wait_cond({true, uint32_t(host_pos_)})});
   }
   if (nodes.empty()) {  // nothing can move and nothing waits: the rest never runs
     host_dead_ = true;
@@ -576,11 +557,11 @@ void Engine::unstick() {
   for (auto& o : out) o.clear();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const StuckNode& n = nodes[i];
-    for (const AgentWrites& aw : by_agent_[n.signal]) {
+    for (const AgentWrites& aw : by_agent_[n.cond.signal]) {
       if (aw.agent == n.agent) continue;
-      uint32_t idx = pending_candidate(n.wait, n.signal, aw, n.v, n.mask);
+      uint32_t idx = pending_candidate(n.wait, aw, n.cond);
       if (idx == kNone) continue;
-      const SignalWrite& sw = writes_[n.signal][idx];
+      const SignalWrite& sw = writes_[n.cond.signal][idx];
       int to = -1;
       if (sw.event.host) to = host_node;
       else if (!host_ran_[t_.cmds[sw.event.id].submit] || node_of_queue[aw.agent] < 0) to = host_node;
@@ -608,11 +589,11 @@ void Engine::unstick() {
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (comp[i] != c) continue;
       const StuckNode& n = nodes[i];
-      bool has = (init_[n.signal] & n.mask) >= n.v;
-      for (const AgentWrites& aw : by_agent_[n.signal])
-        if (aw.processed && (n.mask == kLowHalf ? aw.processed_max32 : aw.processed_max) >= n.v) has = true;
+      bool has = n.cond.met_by(init_[n.cond.signal]);
+      for (const AgentWrites& aw : by_agent_[n.cond.signal])
+        if (aw.processed && (n.cond.narrow() ? aw.processed_max32 : aw.processed_max) >= n.cond.threshold) has = true;
       for (auto& [uw, at] : unforceable_)
-        if (uw == n.wait && at == epoch(n.signal)) has = false;  // tried: its writes so far are overwritten
+        if (uw == n.wait && at == epoch(n.cond.signal)) has = false;  // tried: its writes so far are overwritten
       if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = int(i);
     }
     if (pick >= 0) {

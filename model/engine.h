@@ -20,16 +20,11 @@
 
 #include "model/clock.h"
 #include "model/profile.h"
+#include "model/queue_rules.h"
 #include "model/trace.h"
 
 namespace qvet {
 
-// An event of the trace: a device command or a host statement.
-struct EventRef {
-  bool host = false;
-  uint32_t id = kNone;  // Trace::cmds id, or Trace::host id
-  friend bool operator==(const EventRef&, const EventRef&) = default;
-};
 
 // One write of a signal (a device `signal` at its end, or a host `signal`).
 struct SignalWrite {
@@ -43,11 +38,18 @@ struct SignalWrite {
   std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
 };
 
+// What a wait waits for: `signal`'s word, compared at the wait's width (`mask`), >= `threshold`.
+struct WaitCond {
+  uint32_t signal;
+  uint64_t threshold;  // already masked
+  uint64_t mask;       // the wait's width
+  bool met_by(uint64_t word) const { return (word & mask) >= threshold; }
+  bool narrow() const { return mask == kLowHalf; }  // a 32-bit wait compares the low half
+};
+
 struct WaitResolution {
   EventRef wait;
-  uint32_t signal;
-  uint64_t threshold;
-  uint64_t mask;                       // the wait's width
+  WaitCond cond;
   std::vector<uint32_t> candidates;    // indices into Engine::writes(signal)
   bool initial_candidate = false;      // the initial value can satisfy it
   std::vector<bool> candidate_known;   // per candidate: it happens before the wait starts
@@ -101,7 +103,7 @@ class Engine {
   const SignalWrite* write_of(EventRef e) const {
     uint32_t i = e.host ? host_write_[e.id] : cmd_write_[e.id];
     if (i == kNone) return nullptr;
-    return &writes_[e.host ? t_.host[e.id].signal : t_.cmds[e.id].signal][i];
+    return &writes_[t_.signal(e)][i];
   }
   const WaitResolution* resolution(EventRef wait) const;
   // The host's knowledge right after host event h ran (kept for frees only).
@@ -115,18 +117,18 @@ class Engine {
     return e.host ? (uint64_t(e.id) << 32) : (uint64_t(t_.cmds[e.id].submit) << 32 | (e.id - t_.host[t_.cmds[e.id].submit].cmd_begin + 1));
   }
   uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
+  // What wait `w` (a device or host `wait`) waits for.
+  WaitCond wait_cond(EventRef w) const;
   uint64_t initial_value(uint32_t signal) const { return init_[signal]; }
 
  private:
   struct QueueState {
-    Mode mode = Mode::Serial;
+    QueueOrder order{Mode::Serial};  // the queue-order rules and the chain state (model/queue_rules.h)
     size_t pos = 0;        // next command (index into trace.queue_cmds[q])
     Clock fe;              // what the front end knows when it reaches the next command
     Clock acc;             // join of the ends of every command so far (what a WFI release waits for)
-    bool chain_valid = false;  // chained: the last non-signal command was an exec
-    Clock chain_end;           // chained: that exec's end
-    Clock chain_next;          // chained: what the next exec of the chain waits for (the exec and its releases)
-    int releases_left = 0;     // chained: release signals the exec can still carry
+    Clock chain_end;       // chained: the end of the exec the next release ends with
+    Clock chain_next;      // chained: what the next exec of the chain waits for (the exec and its releases)
     bool dead = false;
     bool forced = false;   // unstick: resolve the head wait with the writes already made
     uint64_t blocked_at = ~uint64_t(0);  // the head wait was found blocked at this epoch of its signal
@@ -134,21 +136,20 @@ class Engine {
   bool step_queue(uint32_t q, EngineObserver& obs);
   bool step_host(EngineObserver& obs);
   // Whether wait `w` can be resolved now; if not, `blocker` gets an agent holding a needed write.
-  bool resolvable(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, uint32_t& blocker) const;
+  bool resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) const;
   // Resolves a wait: candidates and the clock its end learns. False when it has no candidate.
-  bool resolve(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start, Clock& learned,
+  bool resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                EngineObserver& obs, bool forced);
   // The candidates of a wait among the writes that ran (`after_wait`: leaving out those that ran
   // after its end) into `r`, and the meet of their clocks into `learned`.
-  void candidates(EventRef w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start, bool after_wait,
+  void candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                   WaitResolution& r, Clock& learned) const;
   // A forced wait's resolution: the override from an earlier run, or a lower bound of it.
-  void resolve_forced(const EventRef& w, uint32_t signal, uint64_t v, uint64_t mask, const Clock& start,
+  void resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                       WaitResolution& r, Clock& learned);
   struct Forced {
     EventRef wait;
-    uint32_t signal;
-    uint64_t v, mask;
+    WaitCond cond;
     Clock start, learned;
     std::vector<uint32_t> candidates;
     bool initial;
@@ -161,13 +162,13 @@ class Engine {
   enum class WaitStep { Blocked, Resolved, Dead };
   // One attempt at the wait at the head of `agent`: blocked (a write it may need has not run),
   // resolved (`learned` holds what its end learns), or dead (a deadlock, or blocked behind one).
-  WaitStep try_wait(EventRef w, uint32_t agent, uint32_t signal, uint64_t v, uint64_t mask, bool& forced,
+  WaitStep try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                     uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs);
-  uint32_t blocked_cause(EventRef wait, uint32_t signal, uint64_t v, uint64_t mask) const;
+  uint32_t blocked_cause(EventRef wait, const WaitCond& cond) const;
   struct StuckNode {
     EventRef wait;
-    uint32_t agent, signal;
-    uint64_t v, mask;
+    uint32_t agent;
+    WaitCond cond;
   };
   // Which queues may step: a queue leaves the work list when it cannot step, and comes back when
   // what stopped it changes (the host submits its next batch, a write of the signal its head wait
@@ -224,10 +225,10 @@ class Engine {
   // (docs/language-notes.md).
   static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
   mutable bool bound_reached_ = false;  // one of them cut a scan short (said in a note)
-  // The first write of `aw` at or after `from` whose value satisfies `>= v` under `mask`.
-  size_t first_match(uint32_t signal, const AgentWrites& aw, size_t from, uint64_t v, uint64_t mask) const;
+  // The first write of `aw` at or after `from` whose value meets `c`.
+  size_t first_match(const AgentWrites& aw, size_t from, const WaitCond& cond) const;
   // The first live write that could still satisfy wait `w` on agent `aw`, or kNone.
-  uint32_t pending_candidate(EventRef w, uint32_t signal, const AgentWrites& aw, uint64_t v, uint64_t mask) const;
+  uint32_t pending_candidate(EventRef w, const AgentWrites& aw, const WaitCond& cond) const;
   std::vector<std::vector<AgentWrites>> by_agent_;
   std::vector<uint32_t> cmd_write_;   // per cmd: index into writes_[signal] (kNone if it writes none)
   std::vector<uint32_t> host_write_;  // per host event

@@ -43,8 +43,8 @@ std::string happens_before_dot(const Engine& e, const std::vector<std::pair<Loc,
     const WaitResolution* r = e.resolution(w);
     if (!r) return;
     for (uint32_t i : r->candidates) {
-      const SignalWrite& sw = e.writes(r->signal)[i];
-      edges.push_back({node(sw.event), node(w), "style=dashed, label=\"" + escape(p.signals[r->signal].name) + "\""});
+      const SignalWrite& sw = e.writes(r->cond.signal)[i];
+      edges.push_back({node(sw.event), node(w), "style=dashed, label=\"" + escape(p.signals[r->cond.signal].name) + "\""});
     }
   };
   for (uint32_t id = 0; id < nc; ++id)

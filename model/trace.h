@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ir.h"
@@ -66,6 +67,13 @@ struct HostEvent {
   const Stmt* src = nullptr;       // the source statement
 };
 
+// An event of the trace: a device command or a host statement.
+struct EventRef {
+  bool host = false;
+  uint32_t id = kNone;  // Trace::cmds id, or Trace::host id
+  friend bool operator==(const EventRef&, const EventRef&) = default;
+};
+
 struct Trace {
   const Program* program = nullptr;
   std::vector<HostEvent> host;
@@ -78,6 +86,16 @@ struct Trace {
   // expression over the params, loop variables and list arguments replaced by their values.
   std::vector<Expr> sym_cmd_value, sym_host_value, sym_access_lo, sym_access_hi;
   std::vector<Expr> sym_signal_init;
+
+  // What every event has, command or host statement.
+  const Loc& loc(EventRef e) const { return e.host ? host[e.id].loc : cmds[e.id].loc; }
+  uint32_t ctx(EventRef e) const { return e.host ? host[e.id].ctx : cmds[e.id].ctx; }
+  uint32_t signal(EventRef e) const { return e.host ? host[e.id].signal : cmds[e.id].signal; }
+  i128 value(EventRef e) const { return e.host ? host[e.id].value : cmds[e.id].value; }
+  // Its accesses: [first, last) of `accesses`.
+  std::pair<uint32_t, uint32_t> access_span(EventRef e) const {
+    return e.host ? std::pair{host[e.id].acc_begin, host[e.id].acc_end} : std::pair{cmds[e.id].acc_begin, cmds[e.id].acc_end};
+  }
 
   // "i = 2, k = 5" for a context (empty at top level).
   std::string describe(uint32_t ctx) const;

@@ -79,7 +79,7 @@ std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& 
   }
   auto us = [](uint64_t ns) { return double(ns) / 1000.0; };  // trace-event times are microseconds
   auto args = [&](EventRef e, uint64_t order) {
-    Loc loc = e.host ? t.host[e.id].loc : t.cmds[e.id].loc;
+    Loc loc = t.loc(e);
     return json{{"source", format_loc(loc, src)}, {"line", loc.line}, {"order", order}};
   };
   for (uint32_t c = 0; c < t.cmds.size(); ++c) {

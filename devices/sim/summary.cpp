@@ -58,10 +58,10 @@ size_t SimSummary::races() const {
 }
 
 std::string SimSummary::where(EventRef e, const SourceSet& src) const {
-  return format_loc(e.host ? t_.host[e.id].loc : t_.cmds[e.id].loc, src);
+  return format_loc(t_.loc(e), src);
 }
 
-uint32_t SimSummary::line(EventRef e) const { return e.host ? t_.host[e.id].loc.line : t_.cmds[e.id].loc.line; }
+uint32_t SimSummary::line(EventRef e) const { return t_.loc(e).line; }
 
 std::string SimSummary::text(const SourceSet& src) const {
   std::string s;

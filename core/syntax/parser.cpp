@@ -471,166 +471,17 @@ class Parser {
                 w == "commands" || sig_decl;
     if (decl && depth) fail(kw.loc, "declarations belong at top level, not inside blocks");
     take();
-    if (w == "device") {
-      s.kind = StmtKind::Device;
-      std::string n = declare_name(take());
-      const Token& a = take();
-      Device d{n, Arch::Strict, s.loc};
-      if (a.kind != Tok::Ident) fail(a.loc, "expected an architecture (nv, amd or strict)");
-      if (a.text == "nv") d.arch = Arch::Nv;
-      else if (a.text == "amd") d.arch = Arch::Amd;
-      else if (a.text == "strict") d.arch = Arch::Strict;
-      else fail(a.loc, "unknown architecture '" + std::string(a.text) + "' (expected nv, amd or strict)");
-      s.id = add(n, NameRef::Device, p_.devices, std::move(d));
-    } else if (w == "peer") {
-      s.kind = StmtKind::Peer;
-      const Token& a = take();
-      s.id = lookup_as(a, NameRef::Device);
-      s.id2 = lookup_as(take(), NameRef::Device);
-      if (s.id == s.id2) fail(a.loc, "a device cannot be its own peer");
-      p_.peers.push_back({s.id, s.id2});
-    } else if (w == "map") {
-      s.kind = StmtKind::Map;
-      s.object = lookup_memory(take(), "map");
-      expect_word("into");
-      s.id2 = lookup_as(take(), NameRef::Device);
-      p_.maps.push_back({s.object, s.id2});
-    } else if (w == "buffer") {
-      s.kind = StmtKind::Buffer;
-      const Token& nt = take();
-      std::string n = declare_name(nt);
-      Buffer b;
-      b.name = n;
-      b.loc = s.loc;
-      if (at(Tok::Assign)) {
-        take();
-        Range r = parse_range();
-        const Buffer& parent = p_.buffers[r.buffer];
-        b.owner = parent.owner;
-        b.parent = r.buffer;
-        b.lo = r.lo, b.hi = r.hi;
-        b.size = r.hi - r.lo;
-        b.base = parent.base;
-        b.base_lo = parent.base_lo + r.lo, b.base_hi = parent.base_lo + r.hi;
-      } else {
-        expect_word("on");
-        b.owner = parse_owner();
-        Loc sl = peek().loc;
-        b.size = parse_expr();
-        check_u64(b.size, sl, "buffer size");
-        if (bounds(b.size, ranges()).lo < 1) fail(sl, "buffer size can be 0");
-        b.base = uint32_t(p_.buffers.size());
-        b.base_lo = Expr::of(0);
-        b.base_hi = b.size;
-      }
-      s.id = add(n, NameRef::Buffer, p_.buffers, std::move(b));
-    } else if (sig_decl) {
-      s.kind = StmtKind::SignalDecl;
-      std::string n = declare_name(take());
-      expect_word("on");
-      Signal g{n, s.loc, parse_owner(), Expr::of(0), false};
-      if (at(Tok::Assign)) {
-        take();
-        Loc il = peek().loc;
-        g.init = parse_expr();
-        g.init_written = true;
-        check_u64(g.init, il, "initial value");
-      }
-      s.id = add(n, NameRef::Signal, p_.signals, std::move(g));
-    } else if (w == "queue") {
-      s.kind = StmtKind::Queue;
-      std::string n = declare_name(take());
-      expect_word("on");
-      Queue q{n, s.loc, lookup_as(take(), NameRef::Device), EngineKind::Compute, Ordering::Default};
-      const Token& e = take();
-      if (e.kind == Tok::Ident && e.text == "compute") q.engine = EngineKind::Compute;
-      else if (e.kind == Tok::Ident && e.text == "copy") q.engine = EngineKind::Copy;
-      else if (e.kind == Tok::End) fail(e.loc, "expected an engine (compute or copy)");
-      else fail(e.loc, "unknown engine '" + std::string(e.text) + "' (expected compute or copy)");
-      if (at_word("ordering")) {
-        take();
-        const Token& m = take();
-        if (m.text == "serial") q.ordering = Ordering::Serial;
-        else if (m.text == "overlap") q.ordering = Ordering::Overlap;
-        else if (m.text == "chained") q.ordering = Ordering::Chained;
-        else fail(m.loc, "unknown ordering '" + std::string(m.text) + "' (expected serial, overlap or chained)");
-      }
-      s.id = add(n, NameRef::Queue, p_.queues, std::move(q));
-    } else if (w == "param") {
-      s.kind = StmtKind::Param;
-      std::string n = declare_name(take());
-      Var v{Var::Param, n, s.loc, {}, {0, kU64Max}};
-      do {
-        if (!v.constraints.empty()) expect(Tok::Comma, "','");
-        Constraint c;
-        if (at(Tok::Ge)) take(), c.kind = Constraint::Ge, c.a = parse_constant_expr("a bound");
-        else if (at(Tok::Le)) take(), c.kind = Constraint::Le, c.a = parse_constant_expr("a bound");
-        else if (at_word("in")) {
-          take();
-          c.kind = Constraint::In;
-          c.a = parse_constant_expr("a bound");
-          expect(Tok::DotDot, "'..'");
-          c.b = parse_constant_expr("a bound");
-        } else fail_expected("a constraint ('>= E', '<= E' or 'in E..E')");
-        if (c.kind != Constraint::Le) v.range.lo = std::max(v.range.lo, c.a.constant);
-        if (c.kind == Constraint::Le) v.range.hi = std::min(v.range.hi, c.a.constant);
-        if (c.kind == Constraint::In) v.range.hi = std::min(v.range.hi, c.b.constant);
-        v.constraints.push_back(c);
-      } while (!at(Tok::End));
-      if (v.range.lo > v.range.hi) fail(s.loc, "param '" + n + "' has no admissible value");
-      s.id = add(n, NameRef::Var, p_.vars, std::move(v));
-    } else if (w == "commands") {
-      s.kind = StmtKind::CommandList;
-      std::string n = declare_name(take());
-      CommandList cl{n, s.loc, {}, {}};
-      expect(Tok::LParen, "'('");
-      size_t scope_mark = scope_.size();
-      while (!at(Tok::RParen)) {
-        if (!cl.params.empty()) expect(Tok::Comma, "','");
-        const Token& pt = take();
-        std::string pn = declare_name(pt);
-        scope_.push_back({pn, uint32_t(p_.vars.size())});
-        cl.params.push_back(uint32_t(p_.vars.size()));
-        p_.vars.push_back({Var::ListParam, pn, pt.loc, {}, {0, kU64Max}});
-      }
-      take();
-      if (!opens_block()) fail_expected("'{'");
-      parse_command_block(cl.body, s.loc);
-      scope_.resize(scope_mark);
-      s.id = add(n, NameRef::List, p_.lists, std::move(cl));
-    } else if (w == "submit") {
-      s.id = lookup_as(take(), NameRef::Queue);
-      if (at(Tok::LBrace)) {
-        s.kind = StmtKind::Submit;
-        opens_block();
-        parse_command_block(s.cmds, s.loc);
-      } else {
-        s.kind = StmtKind::SubmitList;
-        const Token& lt = take();
-        s.id2 = lookup_as(lt, NameRef::List);
-        const CommandList& cl = p_.lists[s.id2];
-        expect(Tok::LParen, "'('");
-        while (!at(Tok::RParen)) {
-          if (!s.args.empty()) expect(Tok::Comma, "','");
-          const Token& at_ = take();
-          auto it = std::find_if(cl.params.begin(), cl.params.end(), [&](uint32_t v) { return p_.vars[v].name == at_.text; });
-          if (it == cl.params.end())
-            fail(at_.loc, "command list '" + cl.name + "' has no parameter '" + std::string(at_.text) + "'");
-          if (std::any_of(s.args.begin(), s.args.end(), [&](auto& a) { return a.first == *it; }))
-            fail(at_.loc, "argument '" + std::string(at_.text) + "' is given twice");
-          expect(Tok::Assign, "'='");
-          // Arguments are checked where they are used: as range bounds at this submit (below),
-          // as wait and signal values by the rule `value-width`.
-          s.args.push_back({*it, parse_expr()});
-        }
-        const Token& rp = take();
-        for (uint32_t v : cl.params)
-          if (std::none_of(s.args.begin(), s.args.end(), [&](auto& a) { return a.first == v; }))
-            fail(rp.loc, "missing argument '" + p_.vars[v].name + "' for command list '" + cl.name + "'");
-        expect_end();
-        check_list_instance(s);
-      }
-    } else if (w == "wait") {
+    // Declarations, then host statements, each parsed by its own function below.
+    if (w == "device") parse_device(s);
+    else if (w == "peer") parse_peer(s);
+    else if (w == "map") parse_map(s);
+    else if (w == "buffer") parse_buffer(s);
+    else if (sig_decl) parse_signal_decl(s);
+    else if (w == "queue") parse_queue(s);
+    else if (w == "param") parse_param(s);
+    else if (w == "commands") parse_command_list(s);
+    else if (w == "submit") parse_submit(s);
+    else if (w == "wait") {
       s.kind = StmtKind::Wait;
       s.id = lookup_as(take(), NameRef::Signal);
       expect(Tok::Ge, "'>='");
@@ -648,28 +499,7 @@ class Parser {
       s.kind = w == "free" ? StmtKind::Free : StmtKind::Alloc;
       s.object = lookup_memory(take(), w.c_str());
     } else if (w == "repeat") {
-      s.kind = StmtKind::Repeat;
-      const Token& vt = take();
-      std::string n = declare_name(vt);
-      expect_word("in");
-      Loc ll = peek().loc;
-      s.lo = parse_expr();
-      expect(Tok::DotDot, "'..'");
-      Loc hl = peek().loc;
-      s.hi = parse_expr();
-      check_u64(s.lo, ll, "loop bound");
-      check_u64(s.hi, hl, "loop bound");
-      if (!opens_block()) fail_expected("'{'");
-      const auto& rg = ranges();
-      s.id = uint32_t(p_.vars.size());
-      p_.vars.push_back({Var::Loop, n, vt.loc, {}, {bounds(s.lo, rg).lo, bounds(s.hi, rg).hi}});
-      scope_.push_back({n, s.id});
-      if (depth + 1 > kMaxDepth) fail(s.loc, "blocks nested too deeply");
-      Loc saved = current_open_;
-      current_open_ = s.loc;
-      parse_host_block(&s.body, depth + 1);
-      current_open_ = saved;
-      scope_.pop_back();
+      parse_repeat(s, depth);
       return s;
     } else if (w == "exec" || w == "copy" || w == "barrier" || w == "memory_barrier" || w == "timestamp") {
       fail(kw.loc, "'" + w + "' is a device command: put it inside 'submit QUEUE { ... }'");
@@ -680,6 +510,208 @@ class Parser {
     }
     if (s.kind != StmtKind::Submit && s.kind != StmtKind::CommandList) expect_end();
     return s;
+  }
+
+  void parse_device(Stmt& s) {
+    s.kind = StmtKind::Device;
+    std::string n = declare_name(take());
+    const Token& a = take();
+    Device d{n, Arch::Strict, s.loc};
+    if (a.kind != Tok::Ident) fail(a.loc, "expected an architecture (nv, amd or strict)");
+    if (a.text == "nv") d.arch = Arch::Nv;
+    else if (a.text == "amd") d.arch = Arch::Amd;
+    else if (a.text == "strict") d.arch = Arch::Strict;
+    else fail(a.loc, "unknown architecture '" + std::string(a.text) + "' (expected nv, amd or strict)");
+    s.id = add(n, NameRef::Device, p_.devices, std::move(d));
+  }
+
+  void parse_peer(Stmt& s) {
+    s.kind = StmtKind::Peer;
+    const Token& a = take();
+    s.id = lookup_as(a, NameRef::Device);
+    s.id2 = lookup_as(take(), NameRef::Device);
+    if (s.id == s.id2) fail(a.loc, "a device cannot be its own peer");
+    p_.peers.push_back({s.id, s.id2});
+  }
+
+  void parse_map(Stmt& s) {
+    s.kind = StmtKind::Map;
+    s.object = lookup_memory(take(), "map");
+    expect_word("into");
+    s.id2 = lookup_as(take(), NameRef::Device);
+    p_.maps.push_back({s.object, s.id2});
+  }
+
+  void parse_buffer(Stmt& s) {
+    s.kind = StmtKind::Buffer;
+    const Token& nt = take();
+    std::string n = declare_name(nt);
+    Buffer b;
+    b.name = n;
+    b.loc = s.loc;
+    if (at(Tok::Assign)) {
+      take();
+      Range r = parse_range();
+      const Buffer& parent = p_.buffers[r.buffer];
+      b.owner = parent.owner;
+      b.parent = r.buffer;
+      b.lo = r.lo, b.hi = r.hi;
+      b.size = r.hi - r.lo;
+      b.base = parent.base;
+      b.base_lo = parent.base_lo + r.lo, b.base_hi = parent.base_lo + r.hi;
+    } else {
+      expect_word("on");
+      b.owner = parse_owner();
+      Loc sl = peek().loc;
+      b.size = parse_expr();
+      check_u64(b.size, sl, "buffer size");
+      if (bounds(b.size, ranges()).lo < 1) fail(sl, "buffer size can be 0");
+      b.base = uint32_t(p_.buffers.size());
+      b.base_lo = Expr::of(0);
+      b.base_hi = b.size;
+    }
+    s.id = add(n, NameRef::Buffer, p_.buffers, std::move(b));
+  }
+
+  void parse_signal_decl(Stmt& s) {
+    s.kind = StmtKind::SignalDecl;
+    std::string n = declare_name(take());
+    expect_word("on");
+    Signal g{n, s.loc, parse_owner(), Expr::of(0), false};
+    if (at(Tok::Assign)) {
+      take();
+      Loc il = peek().loc;
+      g.init = parse_expr();
+      g.init_written = true;
+      check_u64(g.init, il, "initial value");
+    }
+    s.id = add(n, NameRef::Signal, p_.signals, std::move(g));
+  }
+
+  void parse_queue(Stmt& s) {
+    s.kind = StmtKind::Queue;
+    std::string n = declare_name(take());
+    expect_word("on");
+    Queue q{n, s.loc, lookup_as(take(), NameRef::Device), EngineKind::Compute, Ordering::Default};
+    const Token& e = take();
+    if (e.kind == Tok::Ident && e.text == "compute") q.engine = EngineKind::Compute;
+    else if (e.kind == Tok::Ident && e.text == "copy") q.engine = EngineKind::Copy;
+    else if (e.kind == Tok::End) fail(e.loc, "expected an engine (compute or copy)");
+    else fail(e.loc, "unknown engine '" + std::string(e.text) + "' (expected compute or copy)");
+    if (at_word("ordering")) {
+      take();
+      const Token& m = take();
+      if (m.text == "serial") q.ordering = Ordering::Serial;
+      else if (m.text == "overlap") q.ordering = Ordering::Overlap;
+      else if (m.text == "chained") q.ordering = Ordering::Chained;
+      else fail(m.loc, "unknown ordering '" + std::string(m.text) + "' (expected serial, overlap or chained)");
+    }
+    s.id = add(n, NameRef::Queue, p_.queues, std::move(q));
+  }
+
+  void parse_param(Stmt& s) {
+    s.kind = StmtKind::Param;
+    std::string n = declare_name(take());
+    Var v{Var::Param, n, s.loc, {}, {0, kU64Max}};
+    do {
+      if (!v.constraints.empty()) expect(Tok::Comma, "','");
+      Constraint c;
+      if (at(Tok::Ge)) take(), c.kind = Constraint::Ge, c.a = parse_constant_expr("a bound");
+      else if (at(Tok::Le)) take(), c.kind = Constraint::Le, c.a = parse_constant_expr("a bound");
+      else if (at_word("in")) {
+        take();
+        c.kind = Constraint::In;
+        c.a = parse_constant_expr("a bound");
+        expect(Tok::DotDot, "'..'");
+        c.b = parse_constant_expr("a bound");
+      } else fail_expected("a constraint ('>= E', '<= E' or 'in E..E')");
+      if (c.kind != Constraint::Le) v.range.lo = std::max(v.range.lo, c.a.constant);
+      if (c.kind == Constraint::Le) v.range.hi = std::min(v.range.hi, c.a.constant);
+      if (c.kind == Constraint::In) v.range.hi = std::min(v.range.hi, c.b.constant);
+      v.constraints.push_back(c);
+    } while (!at(Tok::End));
+    if (v.range.lo > v.range.hi) fail(s.loc, "param '" + n + "' has no admissible value");
+    s.id = add(n, NameRef::Var, p_.vars, std::move(v));
+  }
+
+  void parse_command_list(Stmt& s) {
+    s.kind = StmtKind::CommandList;
+    std::string n = declare_name(take());
+    CommandList cl{n, s.loc, {}, {}};
+    expect(Tok::LParen, "'('");
+    size_t scope_mark = scope_.size();
+    while (!at(Tok::RParen)) {
+      if (!cl.params.empty()) expect(Tok::Comma, "','");
+      const Token& pt = take();
+      std::string pn = declare_name(pt);
+      scope_.push_back({pn, uint32_t(p_.vars.size())});
+      cl.params.push_back(uint32_t(p_.vars.size()));
+      p_.vars.push_back({Var::ListParam, pn, pt.loc, {}, {0, kU64Max}});
+    }
+    take();
+    if (!opens_block()) fail_expected("'{'");
+    parse_command_block(cl.body, s.loc);
+    scope_.resize(scope_mark);
+    s.id = add(n, NameRef::List, p_.lists, std::move(cl));
+  }
+
+  void parse_submit(Stmt& s) {
+    s.id = lookup_as(take(), NameRef::Queue);
+    if (at(Tok::LBrace)) {
+      s.kind = StmtKind::Submit;
+      opens_block();
+      parse_command_block(s.cmds, s.loc);
+    } else {
+      s.kind = StmtKind::SubmitList;
+      const Token& lt = take();
+      s.id2 = lookup_as(lt, NameRef::List);
+      const CommandList& cl = p_.lists[s.id2];
+      expect(Tok::LParen, "'('");
+      while (!at(Tok::RParen)) {
+        if (!s.args.empty()) expect(Tok::Comma, "','");
+        const Token& at_ = take();
+        auto it = std::find_if(cl.params.begin(), cl.params.end(), [&](uint32_t v) { return p_.vars[v].name == at_.text; });
+        if (it == cl.params.end())
+          fail(at_.loc, "command list '" + cl.name + "' has no parameter '" + std::string(at_.text) + "'");
+        if (std::any_of(s.args.begin(), s.args.end(), [&](auto& a) { return a.first == *it; }))
+          fail(at_.loc, "argument '" + std::string(at_.text) + "' is given twice");
+        expect(Tok::Assign, "'='");
+        // Arguments are checked where they are used: as range bounds at this submit (below),
+        // as wait and signal values by the rule `value-width`.
+        s.args.push_back({*it, parse_expr()});
+      }
+      const Token& rp = take();
+      for (uint32_t v : cl.params)
+        if (std::none_of(s.args.begin(), s.args.end(), [&](auto& a) { return a.first == v; }))
+          fail(rp.loc, "missing argument '" + p_.vars[v].name + "' for command list '" + cl.name + "'");
+      expect_end();
+      check_list_instance(s);
+    }
+  }
+
+  void parse_repeat(Stmt& s, int depth) {
+    s.kind = StmtKind::Repeat;
+    const Token& vt = take();
+    std::string n = declare_name(vt);
+    expect_word("in");
+    Loc ll = peek().loc;
+    s.lo = parse_expr();
+    expect(Tok::DotDot, "'..'");
+    Loc hl = peek().loc;
+    s.hi = parse_expr();
+    check_u64(s.lo, ll, "loop bound");
+    check_u64(s.hi, hl, "loop bound");
+    if (!opens_block()) fail_expected("'{'");
+    const auto& rg = ranges();
+    s.id = uint32_t(p_.vars.size());
+    p_.vars.push_back({Var::Loop, n, vt.loc, {}, {bounds(s.lo, rg).lo, bounds(s.hi, rg).hi}});
+    scope_.push_back({n, s.id});
+    if (depth + 1 > kMaxDepth) fail(s.loc, "blocks nested too deeply");
+    Loc saved = current_open_;
+    current_open_ = s.loc;
+    parse_host_block(&s.body, depth + 1);
+    current_open_ = saved;
+    scope_.pop_back();
   }
 
   // Checks a command list's deferred range rules with this submit's arguments substituted.

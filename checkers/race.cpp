@@ -60,7 +60,7 @@ class RaceChecker : public Checker {
               ++it;
               continue;
             }
-            if (!self.hidden) self.hidden = std::make_shared<std::vector<ShadowAccess>>();
+            if (!self.hidden) self.hidden.create();
             self.hidden->push_back(std::move(*it));
             it = list.erase(it);
           }
@@ -71,16 +71,22 @@ class RaceChecker : public Checker {
       });
     }
   }
-  // `o` and what it hides, against the access `x` of the event being processed.
-  void visit(const ShadowAccess& o, const ShadowAccess& x, const Clock& start, uint64_t lo, uint64_t hi) {
-    bool own = o.ev == x.ev;
-    if (!own && c_.e.known(start, o.ev)) return;  // it knows `o`, hence all `o` hides
-    if (!o.write && !x.write) return;           // reads hide only reads
-    if (!own) report(o, x, lo, hi);
-    // What `o` hides races with this access too unless this event knows it (the group's message
-    // counts and lists them all): the cost is the number of racing pairs found.
-    if (o.hidden)
-      for (const ShadowAccess& h : *o.hidden) visit(h, x, start, lo, hi);
+  // `root` and what it hides, against the access `x` of the event being processed. A loop, not
+  // recursion: what an access hides can be as deep as the program.
+  void visit(const ShadowAccess& root, const ShadowAccess& x, const Clock& start, uint64_t lo, uint64_t hi) {
+    std::vector<const ShadowAccess*> todo{&root};
+    while (!todo.empty()) {
+      const ShadowAccess& o = *todo.back();
+      todo.pop_back();
+      bool own = o.ev == x.ev;
+      if (!own && c_.e.known(start, o.ev)) continue;  // it knows `o`, hence all `o` hides
+      if (!o.write && !x.write) continue;           // reads hide only reads
+      if (!own) report(o, x, lo, hi);
+      // What `o` hides races with this access too unless this event knows it (the group's message
+      // counts and lists them all): the cost is the number of racing pairs found.
+      if (o.hidden)
+        for (auto h = o.hidden->rbegin(); h != o.hidden->rend(); ++h) todo.push_back(&*h);  // in list order
+    }
   }
 
   // `first` was processed before `second`.

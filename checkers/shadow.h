@@ -3,6 +3,7 @@
 // order (the engine's processing order); each rule decides which ones a newer access makes
 // redundant (never merely because the list grew).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,13 +15,53 @@
 
 namespace qvet {
 
+struct ShadowAccess;
+
+// race: the earlier accesses of its queue to some bytes that an access dominates (race.cpp),
+// shared between the segments it covers. Lists hold accesses that hold lists: a chain can be as
+// long as the program, so the last owner takes it apart with a loop, never by recursion (which
+// would overflow the stack).
+class HiddenList {
+ public:
+  HiddenList() = default;
+  HiddenList(std::nullptr_t) {}
+  HiddenList(const HiddenList&) = default;
+  HiddenList(HiddenList&&) noexcept = default;
+  HiddenList& operator=(HiddenList o) noexcept {  // `o` takes the old list with it
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~HiddenList();
+  void create();
+  explicit operator bool() const { return bool(p_); }
+  std::vector<ShadowAccess>* operator->() const { return p_.get(); }
+  std::vector<ShadowAccess>& operator*() const { return *p_; }
+
+ private:
+  std::shared_ptr<std::vector<ShadowAccess>> p_;
+};
+
 struct ShadowAccess {
   EventRef ev;
   uint32_t access;  // Trace::accesses index
   bool write = false;
-  // race: the earlier accesses of its queue to these bytes that this one dominates (see race.cpp)
-  std::shared_ptr<std::vector<ShadowAccess>> hidden;
+  HiddenList hidden;
 };
+
+inline void HiddenList::create() { p_ = std::make_shared<std::vector<ShadowAccess>>(); }
+
+inline HiddenList::~HiddenList() {
+  if (!p_ || p_.use_count() > 1) return;  // not the last owner: dropping a reference is all
+  std::vector<std::shared_ptr<std::vector<ShadowAccess>>> doomed;
+  doomed.push_back(std::move(p_));
+  while (!doomed.empty()) {
+    std::shared_ptr<std::vector<ShadowAccess>> list = std::move(doomed.back());
+    doomed.pop_back();
+    if (list.use_count() > 1) continue;
+    for (ShadowAccess& a : *list)
+      if (a.hidden.p_ && a.hidden.p_.use_count() == 1) doomed.push_back(std::move(a.hidden.p_));
+  }  // each list dies with its accesses' lists already taken out: no recursion
+}
 
 struct ShadowSegment {
   uint64_t hi = 0;

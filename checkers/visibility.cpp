@@ -53,6 +53,18 @@ class VisibilityChecker : public Checker {
     EventRef ev;
     std::shared_ptr<const Clock> start;
     std::vector<std::shared_ptr<WriteNode>> hidden;
+    // Nodes hide nodes as deep as the program: the last owner takes the chain apart with a loop,
+    // never by recursion (which would overflow the stack).
+    ~WriteNode() {
+      std::vector<std::shared_ptr<WriteNode>> doomed = std::move(hidden);
+      while (!doomed.empty()) {
+        std::shared_ptr<WriteNode> n = std::move(doomed.back());
+        doomed.pop_back();
+        if (n.use_count() > 1) continue;
+        for (auto& h : n->hidden) doomed.push_back(std::move(h));
+        n->hidden.clear();
+      }
+    }
   };
   struct Segment {
     uint64_t hi = 0;

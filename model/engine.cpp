@@ -179,53 +179,56 @@ bool Engine::resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) con
   return true;
 }
 
-void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
-                        WaitResolution& r, Clock& learned) const {
-  const uint32_t s = cond.signal;
-  const auto& ws = writes_[s];
-  auto add = [&](uint32_t idx, bool known) {
-    r.candidates.push_back(idx);
-    r.candidate_known.push_back(known);
-  };
-  auto match = [&](uint32_t i) { return cond.met_by(ws[i].value); };
-  auto known_write = [&](uint32_t i) { return known(start, ws[i].event); };
+// One candidates() call: the wait, what its start knows, and the tests both passes ask.
+struct Engine::Scan {
+  const Engine& e;
+  EventRef w;
+  const WaitCond& cond;
+  const Clock& start;
+  bool after_wait;
+  const std::vector<SignalWrite>& ws;
+  bool match(uint32_t i) const { return cond.met_by(ws[i].value); }
+  bool known_write(uint32_t i) const { return e.known(start, ws[i].event); }
   // after_wait (refine): writes that ran after the wait ended are no candidates. They are a
   // suffix of the agent's writes (on a chained queue too: a later release ends after an earlier
-  // one's exec or with it); the scans below still skip any of them.
-  auto after = [&](uint32_t i) { return after_wait && known(*ws[i].end, w); };
-  auto limit = [&](const AgentWrites& aw) {
+  // one's exec or with it); the scans still skip any of them.
+  bool after(uint32_t i) const { return after_wait && e.known(*ws[i].end, w); }
+  size_t limit(const AgentWrites& aw) const {
     if (!after_wait) return aw.processed;
     return size_t(std::partition_point(aw.idx.begin(), aw.idx.begin() + long(aw.processed), [&](uint32_t i) { return !after(i); }) -
                   aw.idx.begin());
-  };
-  // Pass 1, per agent: how many of its processed writes the wait knows (ordered agents: a prefix),
-  // and its latest known write that does not satisfy the wait (it may overwrite earlier ones).
+  }
+  // A known candidate is overwritten when a known lower write comes after it.
+  bool overwritten(uint32_t c, const std::vector<uint32_t>& lower) const {
+    for (uint32_t d : lower)
+      if (d != c && e.known(*ws[d].end, ws[c].event)) return true;
+    return false;
+  }
+};
+
+bool Engine::scan_known(const Scan& sc, std::vector<Span>& spans, std::vector<uint32_t>& lower_known) const {
   bool any_known = false;
-  std::vector<uint32_t> lower_known;
-  struct Span {
-    size_t kb = 0;   // ordered agents: its known writes are [0, kb)
-    size_t run = 0;  // ... and [run, kb) is the trailing run of them that satisfies the wait
-  };
-  std::vector<Span> spans(by_agent_[s].size());
-  for (size_t a = 0; a < by_agent_[s].size(); ++a) {
-    const AgentWrites& aw = by_agent_[s][a];
-    size_t n = limit(aw);
+  const auto& agents = by_agent_[sc.cond.signal];
+  spans.assign(agents.size(), {});
+  for (size_t a = 0; a < agents.size(); ++a) {
+    const AgentWrites& aw = agents[a];
+    size_t n = sc.limit(aw);
     if (n == 0) continue;
     if (ordered_agent(aw.agent)) {
       size_t lo = 0, hi = n;
       while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (known_write(aw.idx[mid])) lo = mid + 1;
+        if (sc.known_write(aw.idx[mid])) lo = mid + 1;
         else hi = mid;
       }
       spans[a].kb = lo;
       any_known |= lo > 0;
       size_t j = lo;
-      while (j > 0 && match(aw.idx[j - 1])) --j;
+      while (j > 0 && sc.match(aw.idx[j - 1])) --j;
       spans[a].run = j;
       if (j > 0) lower_known.push_back(aw.idx[j - 1]);
     } else {
-      any_known |= knows_any_write(start, s, aw);
+      any_known |= knows_any_write(sc.start, sc.cond.signal, aw);
       // Its known lower writes may overwrite other agents' candidates too; one that follows all
       // earlier writes of the queue hides the ones before it.
       for (size_t j = n, looked = 0; j-- > 0;) {
@@ -234,22 +237,25 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
           break;
         }
         uint32_t i = aw.idx[j];
-        if (match(i) || !known_write(i) || after(i)) continue;
+        if (sc.match(i) || !sc.known_write(i) || sc.after(i)) continue;
         lower_known.push_back(i);
-        if (ws[i].follows_all_prev) break;
+        if (sc.ws[i].follows_all_prev) break;
       }
     }
   }
-  // A known candidate is overwritten when a known lower write comes after it.
-  auto overwritten = [&](uint32_t c, const std::vector<uint32_t>& lower) {
-    for (uint32_t d : lower)
-      if (d != c && known(*ws[d].end, ws[c].event)) return true;
-    return false;
+  return any_known;
+}
+
+void Engine::pick_candidates(const Scan& sc, const std::vector<Span>& spans, const std::vector<uint32_t>& lower_known,
+                             WaitResolution& r) const {
+  auto add = [&](uint32_t idx, bool known) {
+    r.candidates.push_back(idx);
+    r.candidate_known.push_back(known);
   };
-  // Pass 2: the candidates.
-  for (size_t a = 0; a < by_agent_[s].size(); ++a) {
-    const AgentWrites& aw = by_agent_[s][a];
-    size_t n = limit(aw);
+  const auto& agents = by_agent_[sc.cond.signal];
+  for (size_t a = 0; a < agents.size(); ++a) {
+    const AgentWrites& aw = agents[a];
+    size_t n = sc.limit(aw);
     if (n == 0) continue;
     if (ordered_agent(aw.agent)) {
       // The agent's writes are a chain: the known matching run after its last known lower write;
@@ -257,12 +263,12 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
       // matters for the intersection (the later ones follow it). Then its first unordered match.
       size_t kb = spans[a].kb;
       for (size_t j = spans[a].run; j < kb; ++j)
-        if (!overwritten(aw.idx[j], lower_known)) {
+        if (!sc.overwritten(aw.idx[j], lower_known)) {
           add(aw.idx[j], true);
           break;
         }
       for (size_t k = kb; k < n; ++k)
-        if (match(aw.idx[k])) {
+        if (sc.match(aw.idx[k])) {
           add(aw.idx[k], false);
           break;
         }
@@ -276,24 +282,36 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
           break;
         }
         uint32_t i = aw.idx[j];
-        if (after(i)) continue;
-        bool kn = known_write(i);
-        if (!match(i)) {
-          if (kn && ws[i].follows_all_prev) break;
+        if (sc.after(i)) continue;
+        bool kn = sc.known_write(i);
+        if (!sc.match(i)) {
+          if (kn && sc.ws[i].follows_all_prev) break;
           continue;
         }
-        if (kn && overwritten(i, lower_known)) continue;
+        if (kn && sc.overwritten(i, lower_known)) continue;
         add(i, kn);
         ++taken;
       }
     }
   }
-  r.initial_candidate = cond.met_by(init_[s]) && !any_known;
+}
+
+// The candidates of a wait, in two passes over the agents that write its signal: what the wait
+// knows of each agent's writes (and the known writes that may overwrite a candidate), then the
+// candidates themselves; `learned` is the meet of their clocks.
+void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
+                        WaitResolution& r, Clock& learned) const {
+  Scan sc{*this, w, cond, start, after_wait, writes_[cond.signal]};
+  std::vector<Span> spans;
+  std::vector<uint32_t> lower_known;
+  bool any_known = scan_known(sc, spans, lower_known);
+  pick_candidates(sc, spans, lower_known, r);
+  r.initial_candidate = cond.met_by(init_[cond.signal]) && !any_known;
   learned = Clock(&t_);
   if (!r.initial_candidate) {
     for (size_t i = 0; i < r.candidates.size(); ++i) {
-      if (i == 0) learned = *ws[r.candidates[0]].end;
-      else learned.meet(*ws[r.candidates[i]].end);
+      if (i == 0) learned = *sc.ws[r.candidates[0]].end;
+      else learned.meet(*sc.ws[r.candidates[i]].end);
     }
   }
 }

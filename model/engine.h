@@ -144,6 +144,17 @@ class Engine {
   // after its end) into `r`, and the meet of their clocks into `learned`.
   void candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                   WaitResolution& r, Clock& learned) const;
+  struct Scan;
+  struct Span {
+    size_t kb = 0;   // ordered agents: the wait knows its writes [0, kb)
+    size_t run = 0;  // ... and [run, kb) is the trailing run of them that satisfies the wait
+  };
+  // candidates(), pass 1: per agent, what the wait knows of its writes, and the known writes that
+  // do not satisfy it (they may overwrite candidates). Returns whether it knows any write.
+  bool scan_known(const Scan& sc, std::vector<Span>& spans, std::vector<uint32_t>& lower_known) const;
+  // Pass 2: the candidates.
+  void pick_candidates(const Scan& sc, const std::vector<Span>& spans, const std::vector<uint32_t>& lower_known,
+                       WaitResolution& r) const;
   // A forced wait's resolution: the override from an earlier run, or a lower bound of it.
   void resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                       WaitResolution& r, Clock& learned);

@@ -108,8 +108,8 @@ struct Plan {
   std::vector<uint32_t> queue_streams;   // per queue: its first stream (overlap: lanes, control, release)
 };
 
-// Throws InputError when the program is too large to replay (more than kMaxReplayCells cells,
-// seen entries or probes).
+// Throws InputError (an implementation limit) when the program needs more than kMaxReplayEntries
+// cells, seen entries, log slots, descriptor words and calls in all.
 constexpr size_t kMaxReplayEntries = 16'000'000;
 Plan make_plan(const Trace& t, const PlanOptions& o);
 

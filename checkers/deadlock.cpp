@@ -18,12 +18,12 @@ class DeadlockChecker : public Checker {
       Diagnostic d;
       d.set_rule(Rule::Deadlock);
       d.loc = c_.loc(last);
-      WaitCond cond = c_.e.wait_cond(last);
+      WaitCond cond = wait_cond(c_.t, last);
       if (dl.cycle) {
         d.message = "waits form a cycle: " + c_.what(last) + " can only be satisfied after the other waits of the cycle end, and they wait for it";
         d.related.push_back({c_.loc(dl.waits.front()), "the wait that closes the cycle: " + c_.what(dl.waits.front())});
         for (EventRef w : dl.waits) {
-          WaitCond wc = c_.e.wait_cond(w);
+          WaitCond wc = wait_cond(c_.t, w);
           std::string writers;
           for (const SignalWrite& x : c_.e.writes(wc.signal))
             if (wc.met_by(x.value)) writers += (writers.empty() ? "" : ", ") + c_.signal_write_text(x);

@@ -43,7 +43,7 @@ bool waits_hold(const Trace& t, const Engine& e, const std::vector<Node>& seq) {
     if (!host && t.cmds[n.ev.id].op == CmdOp::Timestamp) known[signal] = false;
     if (const SignalWrite* w = e.write_of(n.ev)) word[w->signal] = w->value, known[w->signal] = true;
     if (!wait || !known[signal]) continue;
-    WaitCond cond = e.wait_cond(n.ev);
+    WaitCond cond = wait_cond(t, n.ev);
     i128 v = t.value(n.ev);
     if (v < 0 || v > i128(cond.mask)) continue;  // value-width: its truncated threshold says nothing
     if (!cond.met_by(word[signal])) return false;

@@ -709,7 +709,7 @@ int cmd_run(const Args& a) {
   Comparison cmp(pred);
   SimSummary sum(t);
   for (uint64_t i = 0; i < runs; ++i) {
-    if (i) po.seed = a.seed + i, plan.emplace(make_plan(t, po));  // the same layout; other durations
+    if (i) po.seed = a.seed + i, redraw_durations(*plan, t, po);  // the same plan; other durations
     ReplayRun r = replay(t, *plan, *b, a.seed + i, ro);
     for (const std::string& n : r.notes) std::cerr << name << ": run " << i + 1 << ": " << n << "\n";
     if (!r.error.empty()) {

@@ -8,6 +8,7 @@
 #include "core/input_error.h"
 #include "devices/observed.h"
 #include "devices/rng.h"
+#include "model/engine.h"
 #include "model/profile.h"
 #include "model/queue_rules.h"
 
@@ -15,36 +16,49 @@ namespace qvet {
 
 namespace {
 
-// Whether the API's `>=` (a signed comparison of the difference, at the wait's width) gives the
-// unsigned answer for every value signal `s` can hold and every threshold it is waited on with.
-bool api_wait_agrees(const Trace& t, uint32_t s) {
+// Per signal, whether the API's `>=` (a signed comparison of the difference, at the wait's
+// width) gives the unsigned answer for every value the word can hold and every threshold it is
+// waited on with. One pass over the trace collects, per signal, the values written and the waits.
+std::vector<uint8_t> api_wait_agrees(const Trace& t, const std::vector<uint64_t>& init) {
   const Program& p = *t.program;
-  std::set<uint64_t> whole, lows;  // values the word can hold; low halves 32-bit writes put there
-  std::set<uint64_t> highs;
-  std::vector<std::pair<uint64_t, int>> waits;  // (threshold, width)
-  auto init = uint64_t(evaluate(p.signals[s].init, t.binding));
+  struct Word {
+    std::set<uint64_t> whole, lows;  // values the word can hold; low halves 32-bit writes put there
+    std::vector<std::pair<uint64_t, int>> waits;  // (threshold, width)
+  };
+  std::vector<Word> words(p.signals.size());
+  for (uint32_t s = 0; s < words.size(); ++s) words[s].whole.insert(init[s]);
   for (const TraceCmd& c : t.cmds) {
-    if (c.signal != s) continue;
-    int w = c.op == CmdOp::Wait ? wait_width(p, c.queue) : signal_width(p, c.queue);
-    uint64_t v = uint64_t(c.value) & width_mask(w);
-    if (c.op == CmdOp::Wait) waits.push_back({v, w});
-    else if (c.op == CmdOp::Signal) (w == 64 ? whole : lows).insert(v);
+    if (c.op == CmdOp::Wait) {
+      WaitCond cond = wait_cond(t, {false, uint32_t(&c - t.cmds.data())});
+      words[c.signal].waits.push_back({cond.threshold, cond.narrow() ? 32 : 64});
+    } else if (c.op == CmdOp::Signal) {
+      int w = signal_width(p, c.queue);
+      (w == 64 ? words[c.signal].whole : words[c.signal].lows).insert(uint64_t(c.value) & width_mask(w));
+    }
   }
   for (const HostEvent& h : t.host)
-    if (h.signal == s && h.op == HostOp::Signal) whole.insert(uint64_t(h.value));
-  whole.insert(init);
-  for (uint64_t v : whole) highs.insert(v & kHighHalf);
-  std::vector<uint64_t> values(whole.begin(), whole.end());
-  for (uint64_t h : highs)
-    for (uint64_t l : lows) values.push_back(h | l);
-  if (waits.size() * values.size() > 4'000'000) return false;  // too many to check: spin, which is always right
-  for (auto [v, w] : waits)
-    for (uint64_t x : values) {
-      bool unsigned_ge = w == 64 ? x >= v : (x & kLowHalf) >= v;
-      bool signed_ge = w == 64 ? int64_t(x - v) >= 0 : int32_t(uint32_t(x) - uint32_t(v)) >= 0;
-      if (unsigned_ge != signed_ge) return false;
+    if (h.op == HostOp::Signal) words[h.signal].whole.insert(uint64_t(h.value));
+  std::vector<uint8_t> agrees(words.size(), 1);
+  for (uint32_t s = 0; s < words.size(); ++s) {
+    const Word& wd = words[s];
+    if (wd.waits.empty()) continue;
+    std::set<uint64_t> highs;
+    for (uint64_t v : wd.whole) highs.insert(v & kHighHalf);
+    std::vector<uint64_t> values(wd.whole.begin(), wd.whole.end());
+    for (uint64_t h : highs)
+      for (uint64_t l : wd.lows) values.push_back(h | l);
+    if (wd.waits.size() * values.size() > 4'000'000) {  // too many to check: spin, which is always right
+      agrees[s] = 0;
+      continue;
     }
-  return true;
+    for (auto [v, w] : wd.waits)
+      for (uint64_t x : values) {
+        bool unsigned_ge = w == 64 ? x >= v : (x & kLowHalf) >= v;
+        bool signed_ge = w == 64 ? int64_t(x - v) >= 0 : int32_t(uint32_t(x) - uint32_t(v)) >= 0;
+        if (unsigned_ge != signed_ge) agrees[s] = 0;
+      }
+  }
+  return agrees;
 }
 
 class Planner {
@@ -53,10 +67,8 @@ class Planner {
 
   Plan run() {
     cut_cells();
-    for (uint32_t s = 0; s < p_.signals.size(); ++s) {
-      plan_.word_init.push_back(uint64_t(evaluate(p_.signals[s].init, t_.binding)));
-      plan_.spin.push_back(!api_wait_agrees(t_, s));
-    }
+    for (const Signal& g : p_.signals) plan_.word_init.push_back(uint64_t(evaluate(g.init, t_.binding)));
+    for (uint8_t agrees : api_wait_agrees(t_, plan_.word_init)) plan_.spin.push_back(!agrees);
     plan_.layout.words = uint32_t(p_.signals.size());
     plan_.layout.devices = uint32_t(p_.devices.size());
     for (uint32_t q = 0; q < p_.queues.size(); ++q) {
@@ -261,8 +273,7 @@ class Planner {
     cs.timed = true;
     switch (c.op) {
       case CmdOp::Exec: {
-        uint64_t d = o_.min_ns + mix(o_.seed, id) % (o_.max_ns - o_.min_ns + 1);
-        cs.start = cs.end = run_probe(probe(stamp, d, writes, reads, reads));
+        cs.start = cs.end = run_probe(probe(stamp, exec_duration(o_, id), writes, reads, reads));
         break;
       }
       case CmdOp::Copy: {
@@ -274,14 +285,14 @@ class Planner {
         break;
       }
       case CmdOp::Wait: {
-        int w = wait_width(p_, c.queue);
-        uint64_t v = uint64_t(c.value) & width_mask(w);
+        WaitCond cond = wait_cond(t_, {false, id});
+        uint8_t w = cond.narrow() ? 32 : 64;
         if (plan_.spin[c.signal]) {
           uint32_t pr = probe(stamp, 0, {}, {}, {});
-          plan_.probes[pr].word = c.signal, plan_.probes[pr].value = v, plan_.probes[pr].width = uint8_t(w);
+          plan_.probes[pr].word = c.signal, plan_.probes[pr].value = cond.threshold, plan_.probes[pr].width = w;
           cs.start = cs.end = run_probe(pr);
         } else {
-          on(s, Call::Op::WaitValue, c.signal, 0, v, uint8_t(w));
+          on(s, Call::Op::WaitValue, c.signal, 0, cond.threshold, w);
           cs.start = cs.end = run_probe(mark());
           cs.timed = false;
         }
@@ -299,8 +310,7 @@ class Planner {
       case CmdOp::MemoryBarrier: cs.start = cs.end = run_probe(mark()); break;
     }
     if (rule.blocks) new_front(q);
-    if (rule.starts_chain) q.chain = s;
-    else if (!rule.release && c.op != CmdOp::Signal && c.op != CmdOp::Timestamp) q.chain = kNone;
+    if (rule.starts_chain) q.chain = s;  // QueueOrder says when a later exec or release uses it
   }
 
   const Trace& t_;
@@ -313,6 +323,15 @@ class Planner {
 };
 
 }  // namespace
+
+uint64_t exec_duration(const PlanOptions& o, uint32_t cmd) { return o.min_ns + mix(o.seed, cmd) % (o.max_ns - o.min_ns + 1); }
+
+void redraw_durations(Plan& p, const Trace& t, const PlanOptions& o) {
+  for (Probe& pr : p.probes) {
+    Version v{pr.stamp};
+    if (!v.initial() && !v.event().host && t.cmds[v.event().id].op == CmdOp::Exec) pr.duration = exec_duration(o, v.event().id);
+  }
+}
 
 Plan make_plan(const Trace& t, const PlanOptions& o) {
   if (o.lanes == 0 || o.max_ns < o.min_ns) throw InputError{{}, "replay plan: bad options"};

@@ -113,6 +113,12 @@ struct Plan {
 constexpr size_t kMaxReplayEntries = 16'000'000;
 Plan make_plan(const Trace& t, const PlanOptions& o);
 
+// An exec's drawn duration: from (o.seed, its command id), in [o.min_ns, o.max_ns].
+uint64_t exec_duration(const PlanOptions& o, uint32_t cmd);
+// Another run of the same plan: only the execs' durations change with the seed, so a plan is made
+// once and its durations redrawn per run.
+void redraw_durations(Plan& p, const Trace& t, const PlanOptions& o);
+
 // The plan as text, one call per line (golden tests, `qvet run --plan`).
 std::string describe(const Plan& p, const Trace& t);
 

@@ -18,14 +18,12 @@ void store(uint64_t* p, uint64_t v) { std::atomic_ref<uint64_t>(*p).store(v, std
 uint32_t load(uint32_t* p) { return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire); }
 void store(uint32_t* p, uint32_t v) { std::atomic_ref<uint32_t>(*p).store(v, std::memory_order_release); }
 
-bool satisfied(uint64_t word, uint64_t value, int width) { return (word & width_mask(width)) >= value; }
-
 constexpr uint64_t kGrace = 100'000'000;  // ns the devices get to move after the watchdog released a wait
 
 class Replayer {
  public:
   Replayer(const Trace& t, const Plan& plan, Backend& b, const ReplayOptions& o)
-      : t_(t), plan_(plan), b_(b), o_(o), m_(b.memory()) {}
+      : t_(t), plan_(plan), b_(b), o_(o), m_(b.memory()), owner_(access_owners(t)) {}
 
   ReplayRun run(uint64_t seed) {
     const Layout& l = plan_.layout;
@@ -67,11 +65,12 @@ class Replayer {
 
   void host_wait(const Call& c) {
     uint64_t t0 = b_.now();
-    while (!satisfied(load(&m_.words[c.a]), c.value, 64)) {
+    WaitCond cond = wait_cond(t_, {true, c.b});
+    while (!cond.met_by(load(&m_.words[c.a]))) {
       if (std::string e = b_.failed(); !e.empty()) return void(out_.error = e);
       if (b_.now() - t0 > o_.timeout_ns) {
-        if (released_at_ == kNever) record_stuck(c.b);
-        out_.run.hung.push_back({{true, c.b}, overwritten(c.a, c.value, 64, c.b)});
+        if (released_at_ == kNever) record_stuck(stuck_waits(), c.b);
+        out_.run.hung.push_back({{true, c.b}, overwritten(cond, c.b)});
         out_.notes.push_back("the host wait at line " + std::to_string(t_.host[c.b].loc.line) + " hung; the watchdog wrote " +
                              t_.program->signals[c.a].name + " = " + std::to_string(c.value));
         release(c.a, c.value);
@@ -100,23 +99,21 @@ class Replayer {
     for (const auto& ids : t_.queue_cmds)
       for (uint32_t id : ids) {
         if (passed(id)) continue;
-        const TraceCmd& c = t_.cmds[id];
-        int w = wait_width(*t_.program, c.queue);
-        if (c.op == CmdOp::Wait && !satisfied(load(&m_.words[c.signal]), uint64_t(c.value) & width_mask(w), w))
-          out.push_back(id);
+        if (t_.cmds[id].op == CmdOp::Wait) {
+          WaitCond cond = wait_cond(t_, {false, id});
+          if (!cond.met_by(load(&m_.words[cond.signal]))) out.push_back(id);
+        }
         break;
       }
     std::sort(out.begin(), out.end());
     return out;
   }
-  // The run's hangs: every device wait stuck when the watchdog first acts (host statements before
+  // The run's hangs: the device waits `stuck` when the watchdog first acts (host statements before
   // `host_end` have run).
-  void record_stuck(uint32_t host_end) {
-    for (uint32_t id : stuck_waits()) {
-      const TraceCmd& c = t_.cmds[id];
-      int w = wait_width(*t_.program, c.queue);
+  void record_stuck(const std::vector<uint32_t>& stuck, uint32_t host_end) {
+    for (uint32_t id : stuck) {
       hung_cmd_.insert(id);
-      out_.run.hung.push_back({{false, id}, overwritten(c.signal, uint64_t(c.value) & width_mask(w), w, host_end)});
+      out_.run.hung.push_back({{false, id}, overwritten(wait_cond(t_, {false, id}), host_end)});
     }
   }
 
@@ -131,19 +128,18 @@ class Replayer {
     store(&m_.words[word], value);
   }
 
-  // Whether the initial value or a write that ran before the hang was found satisfies
-  // `word >= value` (at `width`):
-  // then the wait missed a value that was overwritten before it saw it (a polling wait can miss a
+  // Whether the initial value, or a write that ran before the hang was found, meets `cond`: then
+  // the wait missed a value that was overwritten before it saw it (a polling wait can miss a
   // value that lives between two polls), which semantics.md counts as a candidate
   // (Hang::missed). Host statements before `host_end` have run.
-  bool overwritten(uint32_t signal, uint64_t value, int width, uint32_t host_end) const {
-    if (satisfied(plan_.word_init[signal], value, width)) return true;
+  bool overwritten(const WaitCond& cond, uint32_t host_end) const {
+    if (cond.met_by(plan_.word_init[cond.signal])) return true;
     for (uint32_t id = 0; id < t_.cmds.size(); ++id) {
       const TraceCmd& c = t_.cmds[id];
-      if (c.op == CmdOp::Signal && c.signal == signal && satisfied(uint64_t(c.value), value, width) && passed(id)) return true;
+      if (c.op == CmdOp::Signal && c.signal == cond.signal && cond.met_by(uint64_t(c.value)) && passed(id)) return true;
     }
     for (uint32_t h = 0; h < host_end; ++h)
-      if (t_.host[h].op == HostOp::Signal && t_.host[h].signal == signal && satisfied(uint64_t(t_.host[h].value), value, width))
+      if (t_.host[h].op == HostOp::Signal && t_.host[h].signal == cond.signal && cond.met_by(uint64_t(t_.host[h].value)))
         return true;
     return false;
   }
@@ -165,15 +161,13 @@ class Replayer {
         continue;
       }
       std::vector<uint32_t> stuck = stuck_waits();
-      if (released_at_ == kNever) record_stuck(uint32_t(t_.host.size()));
+      if (released_at_ == kNever) record_stuck(stuck, uint32_t(t_.host.size()));
       bool released = !stuck.empty();
       if (released) {
-        const TraceCmd& c = t_.cmds[stuck[0]];
-        int w = wait_width(*t_.program, c.queue);
-        uint64_t v = uint64_t(c.value) & width_mask(w), word = load(&m_.words[c.signal]);
-        out_.notes.push_back("the wait at line " + std::to_string(c.loc.line) + " hung; the watchdog wrote " +
-                             t_.program->signals[c.signal].name + " = " + std::to_string(v));
-        release(c.signal, w == 64 ? v : (word & kHighHalf) | v);
+        WaitCond cond = wait_cond(t_, {false, stuck[0]});
+        out_.notes.push_back("the wait at line " + std::to_string(t_.cmds[stuck[0]].loc.line) + " hung; the watchdog wrote " +
+                             t_.program->signals[cond.signal].name + " = " + std::to_string(cond.threshold));
+        release(cond.signal, written_word(load(&m_.words[cond.signal]), cond.threshold, cond.narrow() ? 32 : 64));
       }
       if (!released && ++idle_rounds > 2) return void(out_.error = std::string(b_.name()) + ": the devices did not finish");
       t0 = b_.now();
@@ -209,7 +203,7 @@ class Replayer {
 
   void seen() {
     ObservedRun& r = out_.run;
-    std::vector<EventRef> owner = access_owners(t_);
+    const std::vector<EventRef>& owner = owner_;
     r.read_digest.assign(t_.accesses.size(), 0);
     for (uint32_t a = 0; a < t_.accesses.size(); ++a) {
       const ReadSlots& rs = plan_.reads[a];
@@ -233,7 +227,7 @@ class Replayer {
   // clock is the devices'): per buffer, a sweep in start order.
   void overlaps() {
     ObservedRun& r = out_.run;
-    std::vector<EventRef> owner = access_owners(t_);
+    const std::vector<EventRef>& owner = owner_;
     std::vector<std::vector<uint32_t>> by_buffer(t_.program->buffers.size());
     for (uint32_t a = 0; a < t_.accesses.size(); ++a) {
       EventRef e = owner[a];
@@ -260,6 +254,7 @@ class Replayer {
   Backend& b_;
   ReplayOptions o_;
   Memory m_;
+  std::vector<EventRef> owner_;  // per access: its command or host statement
   ReplayRun out_;
   std::set<uint32_t> hung_cmd_;
   uint64_t released_at_ = kNever;  // when the watchdog first wrote a word

@@ -85,10 +85,10 @@ Engine::Engine(const Trace& t, Overrides overrides)
     }
 }
 
-WaitCond Engine::wait_cond(EventRef w) const {
-  if (w.host) return {t_.host[w.id].signal, uint64_t(t_.host[w.id].value), width_mask(kHostWidth)};
-  const TraceCmd& c = t_.cmds[w.id];
-  uint64_t mask = word_mask(c.queue, true);
+WaitCond wait_cond(const Trace& t, EventRef w) {
+  if (w.host) return {t.host[w.id].signal, uint64_t(t.host[w.id].value), width_mask(kHostWidth)};
+  const TraceCmd& c = t.cmds[w.id];
+  uint64_t mask = width_mask(wait_width(*t.program, c.queue));
   return {c.signal, uint64_t(c.value) & mask, mask};
 }
 
@@ -387,7 +387,7 @@ uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
 
 void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   SignalWrite& w = writes_[s][index];
-  if (w.narrow) w.value = (high_half_before(s, end) & kHighHalf) | (w.value & kLowHalf);
+  if (w.narrow) w.value = written_word(high_half_before(s, end), w.value, 32);
   AgentWrites* aw = nullptr;
   for (auto& a : by_agent_[s])
     if (a.agent == w.agent) aw = &a;
@@ -483,7 +483,7 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
   Clock end = start;
   if (c.op == CmdOp::Wait) {
     Clock learned;
-    if (try_wait({false, id}, q, wait_cond({false, id}), st.forced, st.blocked_at, start, learned, obs) != WaitStep::Resolved) {
+    if (try_wait({false, id}, q, wait_cond(t_, {false, id}), st.forced, st.blocked_at, start, learned, obs) != WaitStep::Resolved) {
       st.order = before;  // the wait did not step: neither does the chain state
       return false;
     }
@@ -513,7 +513,7 @@ bool Engine::step_host(EngineObserver& obs) {
   if (e.op == HostOp::Wait) {
     Clock learned;
     k.see_host(h);
-    if (try_wait({true, h}, kHostAgent, wait_cond({true, h}), host_forced_, host_blocked_at_, k, learned, obs) !=
+    if (try_wait({true, h}, kHostAgent, wait_cond(t_, {true, h}), host_forced_, host_blocked_at_, k, learned, obs) !=
         WaitStep::Resolved) {
       k.unsee_host(h);
       return false;
@@ -555,12 +555,12 @@ void Engine::unstick() {
     if (!host_ran_[c.submit] || c.op != CmdOp::Wait) continue;
     parked_[still++] = q;
     node_of_queue[q] = int(nodes.size());
-    nodes.push_back({{false, id}, q, wait_cond({false, id})});
+    nodes.push_back({{false, id}, q, wait_cond(t_, {false, id})});
   }
   parked_.resize(still);
   if (!host_dead_ && host_pos_ < t_.host.size() && t_.host[host_pos_].op == HostOp::Wait) {
     host_node = int(nodes.size());
-    nodes.push_back({{true, uint32_t(host_pos_)}, kHostAgent, wait_cond({true, uint32_t(host_pos_)})});
+    nodes.push_back({{true, uint32_t(host_pos_)}, kHostAgent, wait_cond(t_, {true, uint32_t(host_pos_)})});
   }
   if (nodes.empty()) {  // nothing can move and nothing waits: the rest never runs
     host_dead_ = true;

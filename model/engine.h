@@ -38,14 +38,8 @@ struct SignalWrite {
   std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
 };
 
-// What a wait waits for: `signal`'s word, compared at the wait's width (`mask`), >= `threshold`.
-struct WaitCond {
-  uint32_t signal;
-  uint64_t threshold;  // already masked
-  uint64_t mask;       // the wait's width
-  bool met_by(uint64_t word) const { return (word & mask) >= threshold; }
-  bool narrow() const { return mask == kLowHalf; }  // a 32-bit wait compares the low half
-};
+// What wait `w` of `t` (a device or host `wait`) waits for.
+WaitCond wait_cond(const Trace& t, EventRef w);
 
 struct WaitResolution {
   EventRef wait;
@@ -117,8 +111,6 @@ class Engine {
     return e.host ? (uint64_t(e.id) << 32) : (uint64_t(t_.cmds[e.id].submit) << 32 | (e.id - t_.host[t_.cmds[e.id].submit].cmd_begin + 1));
   }
   uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
-  // What wait `w` (a device or host `wait`) waits for.
-  WaitCond wait_cond(EventRef w) const;
   uint64_t initial_value(uint32_t signal) const { return init_[signal]; }
 
  private:

@@ -30,6 +30,19 @@ constexpr uint64_t width_mask(int w) { return w >= 64 ? ~uint64_t(0) : (uint64_t
 // A 32-bit wait compares the low half of the word; a 32-bit write replaces it and keeps the high half.
 constexpr uint64_t kLowHalf = width_mask(32);
 constexpr uint64_t kHighHalf = ~kLowHalf;
+// The word after a write of `value` at `width` to a word holding `word`.
+constexpr uint64_t written_word(uint64_t word, uint64_t value, int width) {
+  return width >= 64 ? value : (word & kHighHalf) | (value & kLowHalf);
+}
+// What a wait waits for: `signal`'s word, compared at the wait's width (`mask`), >= `threshold`.
+struct WaitCond {
+  uint32_t signal;
+  uint64_t threshold;  // already masked
+  uint64_t mask;       // the wait's width
+  bool met_by(uint64_t word) const { return (word & mask) >= threshold; }
+  bool narrow() const { return mask == kLowHalf; }  // a 32-bit wait compares the low half
+};
+
 // A chained (QMD) exec carries at most this many release signals (semantics.md, "Order inside a queue").
 constexpr int kReleaseSlots = 2;
 

@@ -70,11 +70,13 @@ int main(int argc, char** argv) {
       }
       SimBackend b;
       std::string error;
+      PlanOptions po;
+      po.seed = seed + k;
+      Plan plan = make_plan(t, po);
+      b.open(plan.layout, {}, error);
       for (uint64_t i = 0; i < runs; ++i) {
-        PlanOptions po;
         po.seed = seed + k + i;
-        Plan plan = make_plan(t, po);
-        if (i == 0) b.open(plan.layout, {}, error);
+        redraw_durations(plan, t, po);
         ReplayRun rr = replay(t, plan, b, seed + k + i, ReplayOptions{});
         if (!rr.error.empty()) std::cout << "--- seed " << seed + k << ": replay failed: " << rr.error << "\n";
         else cmp.add(rr.run, i);

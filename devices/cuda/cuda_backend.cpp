@@ -86,7 +86,13 @@ class CudaBackend : public Backend {
   };
   bool load(std::string& error);
   bool check(CUresult r, const char* call);
-  bool use(uint32_t gpu) { return check(d_.CtxSetCurrent(gpus_[gpu].ctx), "cuCtxSetCurrent"); }
+  // Makes `gpu`'s context current (calls alternate between GPUs only with a multi-GPU mapping).
+  bool use(uint32_t gpu) {
+    if (current_ == gpu) return true;
+    if (!check(d_.CtxSetCurrent(gpus_[gpu].ctx), "cuCtxSetCurrent")) return false;
+    current_ = gpu;
+    return true;
+  }
   CUdeviceptr at(uint32_t gpu, const void* host) const {
     return gpus_[gpu].base + CUdeviceptr(static_cast<const char*>(host) - static_cast<const char*>(host_));
   }
@@ -103,6 +109,7 @@ class CudaBackend : public Backend {
   void* host_ = nullptr;
   HostBlock block_;
   int driver_version_ = 0;
+  uint32_t current_ = kNone;  // the GPU whose context is current
   std::string error_;
 };
 
@@ -182,8 +189,9 @@ bool CudaBackend::open(const Layout& l, const std::vector<uint32_t>& physical, s
                         "cuMemHostAlloc"))
     return fail();
   block_ = HostBlock(host_, l);
-  for (Gpu& g : gpus_) {
-    if (!check(d_.CtxSetCurrent(g.ctx), "cuCtxSetCurrent") ||
+  for (uint32_t gi = 0; gi < gpus_.size(); ++gi) {
+    Gpu& g = gpus_[gi];
+    if (!use(gi) ||
         !check(d_.MemHostGetDevicePointer(&g.base, host_, 0), "cuMemHostGetDevicePointer") ||
         !check(d_.ModuleLoadData(&g.module, kCudaProbe.data),
                ("cuModuleLoadData (the probe kernel's PTX, ISA 7.0; driver " + std::to_string(driver_version_) + ")").c_str()) ||

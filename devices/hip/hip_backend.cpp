@@ -81,7 +81,13 @@ class HipBackend : public Backend {
   };
   bool load(std::string& error);
   bool check(hipError_t r, const char* call);
-  bool use(uint32_t gpu) { return check(r_.SetDevice(gpus_[gpu].dev), "hipSetDevice"); }
+  // Makes `gpu` the current device (calls alternate between GPUs only with a multi-GPU mapping).
+  bool use(uint32_t gpu) {
+    if (current_ == gpu) return true;
+    if (!check(r_.SetDevice(gpus_[gpu].dev), "hipSetDevice")) return false;
+    current_ = gpu;
+    return true;
+  }
   void* at(uint32_t gpu, const void* host) const {
     return gpus_[gpu].base + (static_cast<const char*>(host) - static_cast<const char*>(host_));
   }
@@ -97,6 +103,7 @@ class HipBackend : public Backend {
   std::map<uint32_t, hipEvent_t> events_;
   void* host_ = nullptr;
   HostBlock block_;
+  uint32_t current_ = kNone;  // the GPU that is the current device
   std::string error_;
 };
 
@@ -146,9 +153,10 @@ bool HipBackend::open(const Layout& l, const std::vector<uint32_t>& physical, st
   if (!use(0) || !check(r_.HostMalloc(&host_, HostBlock::bytes(l), hipHostMallocPortable | hipHostMallocMapped), "hipHostMalloc"))
     return fail();
   block_ = HostBlock(host_, l);
-  for (Gpu& g : gpus_) {
+  for (uint32_t gi = 0; gi < gpus_.size(); ++gi) {
+    Gpu& g = gpus_[gi];
     void* base = nullptr;
-    if (!check(r_.SetDevice(g.dev), "hipSetDevice") || !check(r_.HostGetDevicePointer(&base, host_, 0), "hipHostGetDevicePointer"))
+    if (!use(gi) || !check(r_.HostGetDevicePointer(&base, host_, 0), "hipHostGetDevicePointer"))
       return fail();
     g.base = static_cast<char*>(base);
     std::string tried;

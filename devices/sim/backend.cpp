@@ -24,8 +24,7 @@ enum class Phase : uint8_t { Idle, Starting, Blocked, Ending };
 struct Stream {
   std::deque<Op> ops;
   Phase phase = Phase::Idle;
-  uint64_t ready = 0;  // when the previous call ended
-  uint64_t t0 = 0;     // the running probe's start
+  uint64_t t0 = 0;  // the running probe's start
 };
 
 constexpr uint64_t kMaxLatency = 400;      // ns a call waits before it starts, drawn per call
@@ -40,6 +39,7 @@ struct SimBackend::Impl {
   std::vector<Stream> streams;
   std::vector<uint8_t> event_done;
   uint64_t clock = 0, seq = 0;
+  bool changed = false;  // a word or an event changed since the streams were last looked at
   Rng rng{1};
   std::string error;
   // (time, seq, stream): the stream's head moves to its next phase then.
@@ -52,7 +52,6 @@ struct SimBackend::Impl {
     if (s >= streams.size()) return void(error = "sim: no stream " + std::to_string(s));
     streams[s].ops.push_back(op);
     if (streams[s].ops.size() == 1) {
-      streams[s].ready = std::max(streams[s].ready, clock);
       streams[s].phase = Phase::Starting;
       at(clock + rng.below(kMaxLatency), s);
     }
@@ -61,10 +60,11 @@ struct SimBackend::Impl {
 
   bool can_end(const Op& op) const {
     switch (op.kind) {
-      case Op::Wait: return (words[op.a] & width_mask(op.width)) >= op.value;
+      case Op::Wait: return WaitCond{op.a, op.value, width_mask(op.width)}.met_by(words[op.a]);
       case Op::WaitEvent: return event_done[op.a] != 0;
       case Op::Probe:
-        return op.probe.word == kNone || (words[op.probe.word] & width_mask(op.probe.width)) >= op.probe.value;
+        return op.probe.word == kNone ||
+               WaitCond{op.probe.word, op.probe.value, width_mask(op.probe.width)}.met_by(words[op.probe.word]);
       default: return true;
     }
   }
@@ -109,16 +109,17 @@ struct SimBackend::Impl {
       case Op::Copy:
         for (uint32_t k = 0; k < op.b; ++k) scratch[k] = cells[op.a + k];
         break;
-      case Op::Write: {
-        uint64_t& w = words[op.a];
-        w = op.width == 64 ? op.value : (w & kHighHalf) | (op.value & kLowHalf);
+      case Op::Write:
+        words[op.a] = written_word(words[op.a], op.value, op.width);
+        changed = true;
         break;
-      }
-      case Op::Record: event_done[op.a] = 1; break;
+      case Op::Record:
+        event_done[op.a] = 1;
+        changed = true;
+        break;
       default: break;
     }
     st.ops.pop_front();
-    st.ready = clock;
     st.phase = Phase::Idle;
     if (!st.ops.empty()) st.phase = Phase::Starting, at(clock + rng.below(kMaxLatency), s);
   }
@@ -135,14 +136,21 @@ struct SimBackend::Impl {
     at(clock + d, s);
   }
 
+  // Blocked calls can end only after a word is written or an event completes (by a device here,
+  // or by the host between calls): only then are the streams looked at again.
+  void unblock_all() {
+    for (uint32_t s = 0; s < streams.size(); ++s) unblock(s);
+    changed = false;
+  }
+
   void run_until(uint64_t t) {
-    for (uint32_t s = 0; s < streams.size(); ++s) unblock(s);  // the host may have written words
+    unblock_all();  // the host may have written words
     while (!actions.empty() && std::get<0>(actions.top()) <= t) {
       auto [time, sq, s] = actions.top();
       actions.pop();
       clock = std::max(clock, time);
       step(s);
-      for (uint32_t x = 0; x < streams.size(); ++x) unblock(x);
+      if (changed) unblock_all();
     }
     clock = std::max(clock, t);
   }
@@ -193,7 +201,7 @@ void SimBackend::wait_event(uint32_t s, uint32_t event) { impl_->enqueue(s, {Op:
 uint64_t SimBackend::now() { return impl_->clock; }
 void SimBackend::pause(uint64_t ns) {
   Impl& m = *impl_;
-  for (uint32_t s = 0; s < m.streams.size(); ++s) m.unblock(s);
+  m.unblock_all();
   // Nothing scheduled: nothing changes until the host acts, so a poll may sleep longer (a slow
   // host is a schedule like any other), and a watchdog's timeout costs few polls.
   m.run_until(m.clock + (m.actions.empty() ? std::max<uint64_t>(ns, kQuietPoll) : ns));

@@ -6,7 +6,7 @@
 
 namespace qvet {
 
-void DiagnosticSink::add(Diagnostic d, uint32_t ctx, uint64_t order) {
+void DiagnosticSink::add(Diagnostic d, uint32_t ctx, Order order) {
   Loc a = d.loc, b = d.related_loc();
   if (b.valid() && b < a) std::swap(a, b);
   auto [it, fresh] = index_.try_emplace(std::make_tuple(d.rule, a, b), entries_.size());
@@ -23,39 +23,60 @@ void DiagnosticSink::add(Diagnostic d, uint32_t ctx, uint64_t order) {
   if (e.ctxs.size() < 16 && std::find(e.ctxs.begin(), e.ctxs.end(), ctx) == e.ctxs.end()) e.ctxs.push_back(ctx);
 }
 
-Diagnostic* PairGroups::add(EventRef primary, EventRef related) {
+PairGroups::Group& PairGroups::group(EventRef primary, EventRef related, bool& fresh) {
   uint32_t rq = related.host ? kHostAgent : c_.t.cmds[related.id].queue;
-  auto [it, fresh] = index_.try_emplace({Engine::event_key(primary), rq}, groups_.size());
-  if (fresh) {
-    groups_.push_back({primary, related, {}, {}});
-    return &groups_.back().d;
-  }
-  Group& g = groups_[it->second];
+  auto [it, inserted] = index_.try_emplace({Engine::event_key(primary), rq}, groups_.size());
+  fresh = inserted;
+  if (inserted) groups_.push_back({primary, related, {}, {}, 0, {}, false});
+  return groups_[it->second];
+}
+
+Diagnostic* PairGroups::add(EventRef primary, EventRef related) {
+  bool fresh;
+  Group& g = group(primary, related, fresh);
+  if (fresh) return &g.d;
   if (g.related == related) return nullptr;
   if (queue_order(related) < queue_order(g.related)) {
-    g.other_lines.push_back(c_.loc(related).line);
+    g.others.push_back({queue_order(related), c_.loc(related).line});
     return nullptr;
   }
-  g.other_lines.push_back(c_.loc(g.related).line);
+  g.others.push_back({queue_order(g.related), c_.loc(g.related).line});
   g.related = related;
   g.d = Diagnostic{};
   return &g.d;
 }
 
+Diagnostic* PairGroups::add_many(EventRef primary, EventRef last, uint64_t count, const std::vector<uint32_t>& first_lines,
+                                 bool more) {
+  if (count == 0) return nullptr;
+  Diagnostic* d = add(primary, last);
+  Group& g = groups_[index_.at({Engine::event_key(primary), last.host ? kHostAgent : c_.t.cmds[last.id].queue})];
+  g.many += count - 1;
+  g.many_lines.insert(g.many_lines.end(), first_lines.begin(), first_lines.end());
+  g.more_lines |= more;
+  return d;
+}
+
 void PairGroups::flush(const std::function<void(Diagnostic&, EventRef, EventRef)>& complete) {
   for (Group& g : groups_) {
-    if (!g.other_lines.empty()) {
-      std::sort(g.other_lines.begin(), g.other_lines.end());
-      g.other_lines.erase(std::unique(g.other_lines.begin(), g.other_lines.end()), g.other_lines.end());
-      std::string lines;
-      for (size_t i = 0; i < g.other_lines.size() && i < 8; ++i) lines += (i ? ", " : "") + std::to_string(g.other_lines[i]);
-      if (g.other_lines.size() > 8) lines += ", ...";
+    // An event may have been recorded more than once (one per buffer two commands share).
+    std::sort(g.others.begin(), g.others.end());
+    g.others.erase(std::unique(g.others.begin(), g.others.end()), g.others.end());
+    uint64_t count = g.others.size() + g.many;
+    if (count) {
+      std::vector<uint32_t> lines = g.many_lines;
+      for (auto& o : g.others) lines.push_back(o.second);
+      std::sort(lines.begin(), lines.end());
+      lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+      std::string shown;
+      for (size_t i = 0; i < lines.size() && i < 8; ++i) shown += (i ? ", " : "") + std::to_string(lines[i]);
+      if (lines.size() > 8 || g.more_lines) shown += ", ...";
       std::string q = g.related.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[g.related.id].queue].name;
-      g.d.notes.push_back({{}, "the same holds for " + std::to_string(g.other_lines.size()) + " earlier command(s) of " + q +
-                                   " (line " + lines + "); this is the last of them"});
+      g.d.notes.push_back({{}, "the same holds for " + std::to_string(count) + " earlier command(s) of " + q + " (line " + shown +
+                                   "); this is the last of them"});
     }
     if (complete) complete(g.d, g.primary, g.related);
-    c_.sink.add(std::move(g.d), c_.ctx(g.primary), c_.e.submit_key(g.primary));
+    c_.sink.add(std::move(g.d), c_.ctx(g.primary), {c_.e.submit_key(g.primary), c_.e.submit_key(g.related)});
   }
   groups_.clear();
   index_.clear();

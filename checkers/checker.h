@@ -18,19 +18,21 @@ namespace qvet {
 
 // Collects diagnostics; one per rule and pair of locations (diagnostics.md: findings that repeat,
 // in loop iterations or with the two locations swapped, are one; of a pair found both ways, the
-// one whose primary was submitted first is kept).
+// one whose primary was submitted first is kept; of one primary's groups that name the same line,
+// the one whose related command was submitted first).
 class DiagnosticSink {
  public:
   explicit DiagnosticSink(const Trace& t) : t_(t) {}
   // `ctx`: where the finding holds (Trace context of the event reported); `order`: the submission
-  // key of its primary event (Engine::submit_key).
-  void add(Diagnostic d, uint32_t ctx = 0, uint64_t order = 0);
+  // keys (Engine::submit_key) of its primary and related events. Of repeats, the least is kept.
+  using Order = std::pair<uint64_t, uint64_t>;
+  void add(Diagnostic d, uint32_t ctx = 0, Order order = {});
   std::vector<Diagnostic> take();
 
  private:
   struct Entry {
     Diagnostic d;
-    uint64_t order;
+    Order order;
     std::vector<uint32_t> ctxs;
     size_t count = 0;
   };
@@ -75,6 +77,10 @@ class PairGroups {
   // Records the finding (primary, related). Returns the diagnostic to fill in when `related` is
   // now the group's related event; null when the finding only joins the group's others.
   Diagnostic* add(EventRef primary, EventRef related);
+  // Records `count` findings at once, (primary, x) for x among `count` commands of one queue that
+  // the caller has not recorded before: `last` is the last of them in queue order, `first_lines`
+  // the lines of the first of them (`more`: there are other lines). Same return as add().
+  Diagnostic* add_many(EventRef primary, EventRef last, uint64_t count, const std::vector<uint32_t>& first_lines, bool more);
   // Files every group; `complete` runs on each first (explanations, fixes, witnesses).
   void flush(const std::function<void(Diagnostic&, EventRef primary, EventRef related)>& complete = {});
 
@@ -82,9 +88,13 @@ class PairGroups {
   struct Group {
     EventRef primary, related;
     Diagnostic d;
-    std::vector<uint32_t> other_lines;
+    std::vector<std::pair<uint64_t, uint32_t>> others;  // (queue order, line) of other events, perhaps repeated
+    uint64_t many = 0;                                  // others recorded by add_many, besides `others`
+    std::vector<uint32_t> many_lines;                   // lines of some of them
+    bool more_lines = false;                            // and there are more
   };
   uint64_t queue_order(EventRef e) const { return e.host ? e.id : c_.t.cmds[e.id].index; }
+  Group& group(EventRef primary, EventRef related, bool& fresh);
   const CheckContext& c_;
   std::map<std::pair<uint64_t, uint32_t>, size_t> index_;  // (primary event, related queue) -> group
   std::vector<Group> groups_;

@@ -1,6 +1,8 @@
 // Rule `signal-race`: two writes of different values to one signal whose write events are not
 // ordered, so which value the signal ends up holding is not determined.
+#include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "checkers/checker.h"
 
@@ -17,33 +19,115 @@ class SignalRaceChecker : public Checker {
   void finish() override { groups_.flush(); }
 
  private:
-  std::vector<std::map<uint32_t, std::vector<const SignalWrite*>>> by_agent_;  // per signal, per agent: writes so far
+  // One agent's writes of one signal so far, in its order (which is also their submission order).
+  // The partners of a new write are ranges of it (what its clock does not know), so a write costs
+  // a few searches per range, not one step per partner: many writes that all race (execs that
+  // overlap, each with its release) stay linear.
+  struct AgentWrites {
+    std::vector<const SignalWrite*> w;
+    std::vector<uint32_t> index;      // queue index, or host event id
+    std::vector<uint32_t> run_begin;  // first position of the run of equal values holding this one
+    std::vector<uint32_t> run_end;    // at a run's first position: one past its last
+    std::unordered_map<uint64_t, std::vector<uint32_t>> at_value;  // value -> positions
+
+    void push(const SignalWrite* x, uint32_t i) {
+      uint32_t p = uint32_t(w.size());
+      bool joins = p && w.back()->value == x->value;
+      w.push_back(x), index.push_back(i);
+      run_begin.push_back(joins ? run_begin.back() : p);
+      run_end.push_back(p + 1);
+      run_end[run_begin.back()] = p + 1;
+      at_value[x->value].push_back(p);
+    }
+    // Positions in [lo, hi) whose value is not v.
+    uint64_t count_other(uint32_t lo, uint32_t hi, uint64_t v) const {
+      uint64_t n = hi - lo;
+      if (auto it = at_value.find(v); it != at_value.end())
+        n -= std::lower_bound(it->second.begin(), it->second.end(), hi) - std::lower_bound(it->second.begin(), it->second.end(), lo);
+      return n;
+    }
+    // The first position >= p (the last < p) whose value is not v; `hi` (kNone) where none is.
+    uint32_t next_other(uint32_t p, uint32_t hi, uint64_t v) const {
+      if (p < hi && w[p]->value == v) p = run_end[run_begin[p]];
+      return std::min(p, hi);
+    }
+    uint32_t prev_other(uint32_t p, uint32_t lo, uint64_t v) const {
+      if (p <= lo) return kNone;
+      uint32_t q = p - 1;
+      if (w[q]->value == v) q = run_begin[q] == 0 ? kNone : run_begin[q] - 1;
+      return q != kNone && q >= lo ? q : kNone;
+    }
+  };
+  std::vector<std::map<uint32_t, AgentWrites>> by_agent_;  // per signal, per agent (queue id or kHostAgent)
   PairGroups groups_;
 
-  // Every earlier write the new one does not know is a partner (the two releases of one exec
-  // included). Per agent, the scan stops at a known write that follows all earlier ones.
+  // Every earlier write of a different value that the new one does not know is a partner (the
+  // two releases of one exec included). Partners submitted before the new write share its group
+  // per agent; each one submitted after it is the primary of its own group.
   void write(EventRef ev, const Clock& end) {
     const SignalWrite* w = c_.e.write_of(ev);
     if (!w) return;
-    for (auto& [agent, list] : by_agent_[w->signal])
-      for (size_t i = list.size(); i-- > 0;) {
-        const SignalWrite* o = list[i];
-        if (c_.e.known(end, o->event)) {
-          if (o->follows_all_prev) break;
-          continue;
+    uint64_t key = c_.e.submit_key(ev);
+    for (auto& [agent, list] : by_agent_[w->signal]) {
+      // The positions `end` does not know: past a prefix, between the runs it knows beyond it.
+      std::vector<std::pair<uint32_t, uint32_t>> unknown;
+      auto pos = [&](uint64_t i) {
+        return uint32_t(std::lower_bound(list.index.begin(), list.index.end(), i) - list.index.begin());
+      };
+      uint32_t n = uint32_t(list.w.size());
+      if (agent == kHostAgent) {
+        unknown.push_back({pos(uint64_t(end.host() + 1)), n});
+      } else {
+        uint32_t lo = pos(end.done(agent));
+        const auto& runs = end.extras();  // sorted by queue, then lo
+        auto first = std::partition_point(runs.begin(), runs.end(), [&](const Clock::Run& r) { return r.queue < agent; });
+        for (auto r = first; r != runs.end() && r->queue == agent; ++r) {
+          uint32_t a = pos(r->lo), b = pos(r->hi);
+          if (a > lo) unknown.push_back({lo, a});
+          lo = std::max(lo, b);
         }
-        if (o->value != w->value) pair(*w, *o);
+        unknown.push_back({lo, n});
       }
-    by_agent_[w->signal][w->agent].push_back(w);
+      // Submitted before the new write: a prefix of the list.
+      uint32_t split = uint32_t(std::partition_point(list.w.begin(), list.w.end(),
+                                                     [&](const SignalWrite* o) { return c_.e.submit_key(o->event) < key; }) -
+                                list.w.begin());
+      uint64_t count = 0;
+      uint32_t last = kNone;
+      std::vector<uint32_t> first_lines;
+      bool more = false;
+      for (auto [lo, hi] : unknown) {
+        if (lo >= hi) continue;
+        uint32_t mid = std::clamp(split, lo, hi);
+        if (uint64_t k = list.count_other(lo, mid, w->value)) {
+          count += k;
+          last = list.prev_other(mid, lo, w->value);
+          for (uint32_t p = list.next_other(lo, mid, w->value); p < mid; p = list.next_other(p + 1, mid, w->value)) {
+            if (first_lines.size() == 8) {
+              more = true;
+              break;
+            }
+            first_lines.push_back(c_.loc(list.w[p]->event).line);
+          }
+        }
+        for (uint32_t p = list.next_other(mid, hi, w->value); p < hi; p = list.next_other(p + 1, hi, w->value))
+          pair(list.w[p]->event, *w);
+      }
+      if (count) {
+        EventRef l = list.w[last]->event;
+        if (Diagnostic* d = groups_.add_many(ev, l, count, first_lines, more)) describe(*d, ev, l);
+      }
+    }
+    by_agent_[w->signal][w->agent].push(w, ev.host ? ev.id : c_.t.cmds[ev.id].index);
   }
 
-  void pair(const SignalWrite& a, const SignalWrite& b) {
-    EventRef later = a.event, earlier = b.event;
-    if (c_.e.submit_key(earlier) > c_.e.submit_key(later)) std::swap(later, earlier);
-    Diagnostic* dp = groups_.add(later, earlier);
-    if (!dp) return;
-    Diagnostic& d = *dp;
-    uint32_t sig = a.signal;
+  // `later` (submitted after `earlier`) and `earlier` write different values, unordered.
+  void pair(EventRef later, const SignalWrite& earlier) {
+    if (Diagnostic* d = groups_.add(later, earlier.event)) describe(*d, later, earlier.event);
+  }
+
+  void describe(Diagnostic& d, EventRef later, EventRef earlier) {
+    uint32_t sig = c_.e.write_of(later)->signal;
     d.set_rule(Rule::SignalRace);
     d.loc = c_.loc(later);
     d.message = c_.what(later) + " and " + c_.what(earlier) + " (line " + std::to_string(c_.loc(earlier).line) +

@@ -35,3 +35,14 @@ for c in check print graph gen; do "$qvet" $c --help >/dev/null; done
 "$qvet" check "$ex" >"$tmp/readme.txt" || true
 sed -n '/^examples\/cross_queue.hcq:18/,/^qvet: /p' README.md | diff - "$tmp/readme.txt"
 echo "readme ok"
+
+# Grouped findings count commands (a loop's repeats included), and stay exact on the shape where
+# every write races with every earlier one (issue 10: computed per range of partners, not per pair).
+"$qvet" check corpus/signal_race_group_counts_commands.hcq | grep -q "the same holds for 2 earlier command(s) of queue c0 (line 11)" ||
+  { echo "signal-race group: want 2 earlier commands"; exit 1; }
+"$qvet" gen --shape chained-waits --commands 2000 -o "$tmp/cw.hcq"
+"$qvet" check "$tmp/cw.hcq" >"$tmp/cw.txt" || true
+grep -q "the same holds for 398 earlier command(s) of queue c0 (line 12, 15, 18, 21, 24, 27, 30, 33, ...)" "$tmp/cw.txt" ||
+  { echo "chained-waits: the last signal's group is not 398 earlier commands"; exit 1; }
+[ "$(grep -c 'signal-race\]' "$tmp/cw.txt")" = 399 ] || { echo "chained-waits: want 399 signal races"; exit 1; }
+echo "groups ok"

@@ -1,5 +1,5 @@
 // The differential test: random small programs checked by qvet (engine and checkers) and by the
-// oracle; their findings (rule, primary line, related line) must be identical.
+// oracle; their findings (rule, primary line, related line, the size of its group) must be identical.
 //
 //   qvet_differential [--seed S] [--count N] [--print] [--save DIR]
 //   qvet_differential --files FILE...     (param-free programs, e.g. the corpus)
@@ -25,7 +25,10 @@ std::vector<oracle::Finding> qvet_findings(const std::vector<Diagnostic>& ds) {
   std::vector<oracle::Finding> out;
   for (const Diagnostic& d : ds) {
     uint32_t rel = d.severity == Severity::Note ? 0 : d.related_loc().line;
-    out.push_back({d.rule, d.loc.line, rel});
+    uint64_t others = 0;  // "the same holds for N earlier command(s) of ..."
+    for (const auto& n : d.notes)
+      if (n.message.rfind("the same holds for ", 0) == 0) others = std::stoull(n.message.substr(19));
+    out.push_back({d.rule, d.loc.line, rel, others});
   }
   std::sort(out.begin(), out.end());
   // Notes are compared by rule and line (the oracle does not choose their related location).

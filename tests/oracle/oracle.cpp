@@ -588,25 +588,26 @@ class Oracle {
 
   // diagnostics.md: group per (rule, primary event, queue of the related event), the related
   // being the last of that queue; then merge repeats (same lines, in either order), keeping the
-  // one whose primary was submitted first.
+  // one whose primary was submitted first (then: whose related event was).
   std::vector<Finding> group_and_merge() {
-    std::map<std::tuple<std::string, uint64_t, uint32_t>, Raw> groups;
-    std::vector<Raw> single;
+    std::map<std::tuple<std::string, uint64_t, uint32_t>, std::pair<Raw, std::set<uint64_t>>> groups;
+    std::vector<std::pair<Raw, uint64_t>> single;  // with the number of others in its group
     for (const Raw& r : raw_) {
       if (!r.has_related || r.rule == "deadlock" || r.rule == "use-after-free") {
-        single.push_back(r);
+        single.push_back({r, 0});
         continue;
       }
       auto k = std::make_tuple(r.rule, key(r.primary), queue_of(r.related));
-      auto [it, fresh] = groups.try_emplace(k, r);
-      if (!fresh && queue_order(r.related) > queue_order(it->second.related)) it->second = r;
+      auto [it, fresh] = groups.try_emplace(k, r, std::set<uint64_t>{});
+      it->second.second.insert(key(r.related));
+      if (!fresh && queue_order(r.related) > queue_order(it->second.first.related)) it->second.first = r;
     }
-    for (auto& [k, r] : groups) single.push_back(r);
-    std::map<std::tuple<std::string, uint32_t, uint32_t>, std::pair<uint64_t, Finding>> merged;
-    for (const Raw& r : single) {
-      Finding f{r.rule, line(r.primary), r.has_related ? line(r.related) : r.decl_line};
+    for (auto& [k, g] : groups) single.push_back({g.first, g.second.size() - 1});
+    std::map<std::tuple<std::string, uint32_t, uint32_t>, std::pair<std::pair<uint64_t, uint64_t>, Finding>> merged;
+    for (const auto& [r, others] : single) {
+      Finding f{r.rule, line(r.primary), r.has_related ? line(r.related) : r.decl_line, others};
       auto k = std::make_tuple(r.rule, std::min(f.line, f.related), std::max(f.line, f.related));
-      uint64_t order = submit_key(r.primary);
+      std::pair<uint64_t, uint64_t> order{submit_key(r.primary), r.has_related ? submit_key(r.related) : 0};
       auto [it, fresh] = merged.try_emplace(k, order, f);
       if (!fresh && order < it->second.first) it->second = {order, f};
     }
@@ -624,6 +625,7 @@ std::vector<Finding> check(const Trace& t) { return Oracle(t).run(); }
 std::string to_string(const Finding& f) {
   std::string s = f.rule + "@" + std::to_string(f.line);
   if (f.related) s += "," + std::to_string(f.related);
+  if (f.others) s += "+" + std::to_string(f.others);
   return s;
 }
 

@@ -18,16 +18,18 @@ namespace qvet::oracle {
 
 // One diagnostic as the differential test compares it. `related` is 0 when the rule has no
 // related location; for notes (`stale-wait`, `redundant-wait`) only rule and line are compared.
+// `others`: for the rules grouped per queue, how many other commands its group holds.
 struct Finding {
   std::string rule;
   uint32_t line = 0, related = 0;
+  uint64_t others = 0;
   friend auto operator<=>(const Finding&, const Finding&) = default;
 };
 
 // Every finding of `t` (a trace of a param-free program), sorted.
 std::vector<Finding> check(const Trace& t);
 
-// "race@12,19" / "deadlock@4" / "stale-wait@7".
+// "race@12,19" / "race@12,19+3" (3 others) / "deadlock@4" / "stale-wait@7".
 std::string to_string(const Finding& f);
 
 }  // namespace qvet::oracle

@@ -6,6 +6,9 @@ set -euo pipefail
 # Debian package here: CMake finds it under /usr/local/cuda, or builds qvet without the cuda back end.
 pkgs=(cmake g++ pkg-config libboost-graph-dev libz3-dev doctest-dev nlohmann-json3-dev clang lld libamdhip64-dev)
 [ "${QVET_FUZZ:-0}" = 1 ] && pkgs+=(libclang-rt-dev)
+# --peers: what bench/peers/run.sh needs (the Vulkan loader and headers, lavapipe, the Khronos
+# validation layer with syncval, glslang to compile the dispatches' shaders). Optional.
+[ "${1:-}" = "--peers" ] && pkgs+=(libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

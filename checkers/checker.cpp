@@ -131,17 +131,33 @@ std::string CheckContext::signal_write_text(const SignalWrite& w) const {
   return what(w.event) + " (line " + std::to_string(loc(w.event).line) + ")";
 }
 
-const SignalWrite* CheckContext::write_after(EventRef ev) const {
-  if (ev.host) {
-    for (uint32_t h = ev.id + 1; h < t.host.size(); ++h)
-      if (const SignalWrite* w = e.write_of({true, h}); w && w->processed) return w;
-    return nullptr;
+const std::vector<uint32_t>& CheckContext::positions(uint32_t queue_or_host, bool waits) const {
+  if (signal_pos_.empty()) {
+    size_t n = t.queue_cmds.size() + 1;  // the host last
+    signal_pos_.resize(n), wait_pos_.resize(n);
+    for (size_t q = 0; q < t.queue_cmds.size(); ++q)
+      for (uint32_t i = 0; i < t.queue_cmds[q].size(); ++i) {
+        CmdOp op = t.cmds[t.queue_cmds[q][i]].op;
+        if (op == CmdOp::Signal) signal_pos_[q].push_back(i);
+        if (op == CmdOp::Wait) wait_pos_[q].push_back(i);
+      }
+    for (uint32_t h = 0; h < t.host.size(); ++h) {
+      if (t.host[h].op == HostOp::Signal) signal_pos_[n - 1].push_back(h);
+      if (t.host[h].op == HostOp::Wait) wait_pos_[n - 1].push_back(h);
+    }
   }
-  const TraceCmd& pc = t.cmds[ev.id];
-  const auto& list = t.queue_cmds[pc.queue];
-  for (size_t i = pc.index + 1; i < list.size(); ++i) {
-    const SignalWrite* w = e.write_of({false, list[i]});
-    if (w && w->processed && e.known(*w->end, ev)) return w;
+  size_t i = queue_or_host == kHostAgent ? signal_pos_.size() - 1 : queue_or_host;
+  return waits ? wait_pos_[i] : signal_pos_[i];
+}
+
+const SignalWrite* CheckContext::write_after(EventRef ev) const {
+  const auto& sigs = positions(ev.host ? kHostAgent : t.cmds[ev.id].queue, false);
+  uint32_t at = ev.host ? ev.id : t.cmds[ev.id].index;
+  for (auto it = std::upper_bound(sigs.begin(), sigs.end(), at); it != sigs.end(); ++it) {
+    EventRef s = ev.host ? EventRef{true, *it} : EventRef{false, t.queue_cmds[t.cmds[ev.id].queue][*it]};
+    const SignalWrite* w = e.write_of(s);
+    if (!w || !w->processed) continue;
+    if (ev.host || e.known(*w->end, ev)) return w;
   }
   return nullptr;
 }
@@ -193,7 +209,7 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
   for (int round = 1;; ++round) {
     auto engine = std::make_unique<Engine>(t, std::move(overrides));
     DiagnosticSink sink(t);
-    CheckContext ctx{*t.program, t, *engine, sink, witness};
+    CheckContext ctx{*t.program, t, *engine, sink, witness, {}, {}};
     std::vector<std::unique_ptr<Checker>> cs;
     for (auto& [id, make] : all)
       if (rules.empty() || std::find(rules.begin(), rules.end(), rule_info(id).id) != rules.end()) cs.push_back(make(ctx));

@@ -60,6 +60,11 @@ struct CheckContext {
   // The first write that `ev`'s agent makes after it and whose end follows it (a signal a waiter
   // can use to know that `ev` ended), or null.
   const SignalWrite* write_after(EventRef ev) const;
+  // Per queue (and the host, last): the positions of its signal commands (queue index, or host
+  // event id), and of its waits. Built on first use: findings look them up, and a scan of the
+  // queue per finding would make many findings quadratic.
+  const std::vector<uint32_t>& positions(uint32_t queue_or_host, bool waits) const;
+  mutable std::vector<std::vector<uint32_t>> signal_pos_, wait_pos_;
   // Whether the wait's threshold fits its width: one that does not is a value-width error, and
   // what the engine made of its truncated value says nothing about the program's ordering.
   bool threshold_fits(const WaitResolution& r) const {

@@ -48,8 +48,12 @@ class RaceChecker : public Checker {
     for (uint32_t a = begin; a < end; ++a) {
       const Access& acc = c_.t.accesses[a];
       if (acc.freed_by != kNone) continue;  // use-after-free reports it; the memory may be another buffer's
+      // One entry per access, shared by every segment it covers, so that segments it leaves
+      // alike merge again (copies at odd offsets would otherwise cut a buffer ever finer).
+      ShadowAccess self{ev, a, acc.write, nullptr};
+      self.hidden.create();
+      hidden_keys_.clear();
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
-        ShadowAccess self{ev, a, acc.write, nullptr};
         for (const ShadowAccess& o : seg.writers) visit(o, self, start, lo, seg.hi);
         if (acc.write)
           for (const ShadowAccess& o : seg.readers) visit(o, self, start, lo, seg.hi);
@@ -60,28 +64,35 @@ class RaceChecker : public Checker {
               ++it;
               continue;
             }
-            if (!self.hidden) self.hidden.create();
-            self.hidden->push_back(std::move(*it));
+            // The same entry sits in every segment its access covers: hide it once.
+            if (hidden_keys_.insert(uint64_t(it->access)).second) self.hidden->push_back(std::move(*it));
             it = list.erase(it);
           }
         };
         if (acc.write) take(seg.writers);
         take(seg.readers);
-        (acc.write ? seg.writers : seg.readers).push_back(std::move(self));
+        (acc.write ? seg.writers : seg.readers).push_back(self);
       });
+      shadow_.coalesce(acc.buffer, acc.lo, acc.hi);
     }
   }
-  // `root` and what it hides, against the access `x` of the event being processed. A loop, not
-  // recursion: what an access hides can be as deep as the program.
+  std::unordered_set<uint64_t> hidden_keys_;  // accesses the current access hid (Trace::accesses indices)
+
+  // `root` and what it hides, against the access `x` of the event being processed, on the
+  // segment [lo, hi) that `x` covers. A loop, not recursion: what an access hides can be as deep
+  // as the program. A hidden entry counts where it touches the segment (an entry hides what it
+  // covered anywhere, and a merged segment can be wider than that).
   void visit(const ShadowAccess& root, const ShadowAccess& x, const Clock& start, uint64_t lo, uint64_t hi) {
     std::vector<const ShadowAccess*> todo{&root};
     while (!todo.empty()) {
       const ShadowAccess& o = *todo.back();
       todo.pop_back();
+      const Access& oa = c_.t.accesses[o.access];
+      if (oa.hi <= lo || hi <= oa.lo) continue;  // elsewhere: what it hid here, it hid where it was
       bool own = o.ev == x.ev;
       if (!own && c_.e.known(start, o.ev)) continue;  // it knows `o`, hence all `o` hides
       if (!o.write && !x.write) continue;           // reads hide only reads
-      if (!own) report(o, x, lo, hi);
+      if (!own) report(o, x, std::max(lo, oa.lo), std::min(hi, oa.hi));
       // What `o` hides races with this access too unless this event knows it (the group's message
       // counts and lists them all): the cost is the number of racing pairs found.
       if (o.hidden)
@@ -115,16 +126,12 @@ class RaceChecker : public Checker {
 
   // The last wait before `ev` on its queue (or the host's last wait before a host event).
   EventRef nearest_wait(EventRef ev) const {
-    if (ev.host) {
-      for (uint32_t h = ev.id; h-- > 0;)
-        if (c_.t.host[h].op == HostOp::Wait) return {true, h};
-      return {};
-    }
-    const TraceCmd& c = c_.t.cmds[ev.id];
-    const auto& list = c_.t.queue_cmds[c.queue];
-    for (uint32_t i = c.index; i-- > 0;)
-      if (c_.t.cmds[list[i]].op == CmdOp::Wait) return {false, list[i]};
-    return {};
+    const auto& waits = c_.positions(ev.host ? kHostAgent : c_.t.cmds[ev.id].queue, true);
+    uint32_t at = ev.host ? ev.id : c_.t.cmds[ev.id].index;
+    auto it = std::lower_bound(waits.begin(), waits.end(), at);
+    if (it == waits.begin()) return {};
+    --it;
+    return ev.host ? EventRef{true, *it} : EventRef{false, c_.t.queue_cmds[c_.t.cmds[ev.id].queue][*it]};
   }
 
   void explain(Diagnostic& d, EventRef producer, EventRef consumer) {
@@ -205,6 +212,19 @@ class RaceChecker : public Checker {
     return to_string(e, c_.p.var_names());
   }
 
+  // The writes that could satisfy `cond` without following `found`: a write that knows `found`
+  // knows what `found` follows (the producer) too, so only these can make the wait stale. Many
+  // findings share their `found`; a scan of every write of the signal per finding would be
+  // quadratic.
+  const std::vector<const SignalWrite*>& stale_pool(const SignalWrite& found, const WaitCond& cond) {
+    auto [it, fresh] = stale_pools_.try_emplace({&found, cond.threshold, cond.mask});
+    if (fresh)
+      for (const SignalWrite& w : c_.e.writes(found.signal))
+        if (cond.met_by(w.value) && w.processed && !c_.e.known(*w.end, found.event)) it->second.push_back(&w);
+    return it->second;
+  }
+  std::map<std::tuple<const SignalWrite*, uint64_t, uint64_t>, std::vector<const SignalWrite*>> stale_pools_;
+
   void suggest_fix(Diagnostic& d, EventRef producer, EventRef consumer) {
     std::string where = consumer.host ? "before line " + std::to_string(c_.loc(consumer).line) + " on the host"
                                       : "before line " + std::to_string(c_.loc(consumer).line) + " on queue " +
@@ -218,9 +238,8 @@ class RaceChecker : public Checker {
       WaitCond proposed{found->signal, found->value & mask, mask};
       if (proposed.met_by(c_.e.initial_value(found->signal))) found = nullptr;
       else
-        for (const SignalWrite& w : c_.e.writes(found->signal))
-          if (proposed.met_by(w.value) && w.processed && !c_.e.known(*w.end, producer) &&
-              (consumer.host || !c_.e.known(*w.end, consumer))) {
+        for (const SignalWrite* w : stale_pool(*found, proposed))
+          if (!c_.e.known(*w->end, producer) && (consumer.host || !c_.e.known(*w->end, consumer))) {
             found = nullptr;
             break;
           }

@@ -36,6 +36,7 @@ class HiddenList {
   explicit operator bool() const { return bool(p_); }
   std::vector<ShadowAccess>* operator->() const { return p_.get(); }
   std::vector<ShadowAccess>& operator*() const { return *p_; }
+  bool same(const HiddenList& o) const { return p_ == o.p_; }
 
  private:
   std::shared_ptr<std::vector<ShadowAccess>> p_;
@@ -66,6 +67,16 @@ inline HiddenList::~HiddenList() {
 struct ShadowSegment {
   uint64_t hi = 0;
   boost::container::small_vector<ShadowAccess, 1> writers, readers;
+  // Same entries (an access's entry is shared by the segments it covers): the two can be one.
+  bool alike(const ShadowSegment& o) const {
+    auto eq = [](const auto& a, const auto& b) {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].access != b[i].access || !(a[i].ev == b[i].ev) || !a[i].hidden.same(b[i].hidden)) return false;
+      return true;
+    };
+    return eq(writers, o.writers) && eq(readers, o.readers);
+  }
 };
 
 // Per base buffer, an interval map from byte ranges to a Segment (which has `uint64_t hi`, the
@@ -76,6 +87,23 @@ class ShadowMap {
   using Map = std::map<uint64_t, Segment>;  // key: segment start
 
   explicit ShadowMap(size_t buffers) : maps_(buffers) {}
+  // Merges the segments of [lo, hi), and the one on each side, with a neighbour they touch and
+  // are alike (Segment::alike): what a later access splits, an access that covers it all joins.
+  void coalesce(uint32_t buffer, uint64_t lo, uint64_t hi) {
+    Map& m = maps_[buffer];
+    auto it = m.upper_bound(lo);
+    if (it != m.begin()) --it;
+    if (it != m.begin()) --it;
+    while (it != m.end() && it->first <= hi) {
+      auto next = std::next(it);
+      if (next != m.end() && it->second.hi == next->first && it->second.alike(next->second)) {
+        it->second.hi = next->second.hi;
+        m.erase(next);
+      } else {
+        it = next;
+      }
+    }
+  }
   // Makes segments tile [lo, hi) exactly and calls f(lo, segment) for each, in order.
   template <class F>
   void for_range(uint32_t buffer, uint64_t lo, uint64_t hi, F&& f) {

@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/syntax/json_io.h"
+#include "devices/rng.h"
 #include "core/syntax/parser.h"
 
 namespace qvet {
@@ -26,12 +27,14 @@ std::string gen_help() {
          "  --format hcq|json       output format (default hcq)\n"
          "  --symbolic              declare `param tv in 0..2` and use it as each queue's first cross-wait threshold\n"
          "  --shape S               eager (default: the pattern above), or a shape that stresses one cost (the other\n"
-         "                          options but --commands, --format and -o are ignored):\n"
+         "                          options but --commands, --format, -o and, for overlap-copies, --seed are ignored):\n"
          "                            chained-waits  nv: `wait x >= 0; exec; signal s = i` on a chained queue,\n"
          "                                           `wait s >= i; exec` on another\n"
          "                            sliding-reads  execs on two queues read overlapping 4 KiB windows of one buffer\n"
          "                            many-queues    one queue per two commands, each signalling the host\n"
          "                            param-loop     a loop bounded by `param r in 1..63` (checked for every count)\n"
+         "                            overlap-copies one overlap queue: execs, copies at any byte offset, barriers,\n"
+         "                                           signals and host waits (the subset bench/peers runs through Vulkan)\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -108,6 +111,46 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
     for (uint64_t q = 0; q < queues; ++q) emit("wait s" + std::to_string(q) + " >= 1");
+  } else if (o.shape == "overlap-copies") {
+    // One overlap queue (what Vulkan expresses: bench/peers): execs on 256-byte aligned ranges,
+    // copies at any byte offset (they cut the buffers' shadow memory finely), barriers, signals
+    // and host waits.
+    Rng rng{o.seed};
+    auto pick = [&](uint64_t n) { return rng.below(n); };
+    const int nbuf = 4;
+    const uint64_t kBuf = 4096, kAlign = 256;
+    s += "device d0 strict\n";
+    for (int b = 0; b < nbuf; ++b) s += "buffer b" + std::to_string(b) + " on d0 " + std::to_string(kBuf) + "\n";
+    s += "signal done on host = 0\nqueue q on d0 compute ordering overlap\n";
+    auto range = [&](uint64_t max_chunks) {
+      uint64_t chunks = 1 + pick(max_chunks), lo = pick(kBuf / kAlign - chunks + 1) * kAlign;
+      return "b" + std::to_string(pick(nbuf)) + "[" + std::to_string(lo) + ":" + std::to_string(lo + chunks * kAlign) + "]";
+    };
+    uint64_t done_cmds = 0, fence = 0;
+    while (done_cmds < o.commands) {
+      s += "submit q {\n";
+      uint64_t batch = std::min<uint64_t>(o.commands - done_cmds, 4 + pick(12));
+      for (uint64_t i = 0; i < batch; ++i, ++done_cmds) {
+        uint64_t r = pick(100);
+        if (r < 55) {
+          s += "  exec k reads " + range(2) + (pick(2) ? ", " + range(2) : "") + " writes " + range(2) + "\n";
+        } else if (r < 70) {
+          // Different buffers: Vulkan forbids overlapping ranges within one buffer.
+          uint64_t a = pick(nbuf), b = (a + 1 + pick(nbuf - 1)) % nbuf, len = (1 + pick(4)) * 64;
+          uint64_t lo1 = pick(kBuf - len + 1), lo2 = pick(kBuf - len + 1);
+          s += "  copy b" + std::to_string(a) + "[" + std::to_string(lo1) + ":" + std::to_string(lo1 + len) + "] -> b" + std::to_string(b) +
+               "[" + std::to_string(lo2) + ":" + std::to_string(lo2 + len) + "]\n";
+        } else if (r < 88) {
+          s += "  barrier\n";
+        } else if (r < 94) {
+          s += "  memory_barrier\n";
+        } else {
+          s += "  signal done = " + std::to_string(++fence) + "\n";
+        }
+      }
+      s += "}\n";
+      if (fence && pick(3) == 0) s += "wait done >= " + std::to_string(fence) + "\n";
+    }
   } else if (o.shape == "param-loop") {
     // At r = 63 the loop expands to about n commands.
     uint64_t per = std::max<uint64_t>(n / 63 / 2, 1);
@@ -256,8 +299,9 @@ int run_gen(int argc, char** argv) {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
     } else if (a == "--shape") {
-      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop")
-        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues or param-loop");
+      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop" &&
+          v != "overlap-copies")
+        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues, param-loop or overlap-copies");
       o.shape = v;
     } else if (a == "-o") out = v;
     else throw GenUsageError("unknown option '" + a + "'");

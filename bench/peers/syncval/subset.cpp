@@ -1,6 +1,6 @@
 #include "bench/peers/syncval/subset.h"
 
-#include "devices/rng.h"
+#include "cli/gen.h"
 #include "model/profile.h"
 
 namespace qvet::peers {
@@ -48,44 +48,11 @@ std::string outside_subset(const Trace& t, uint64_t alignment) {
 }
 
 std::string random_subset_program(uint64_t seed, uint64_t commands) {
-  Rng rng{seed};
-  auto pick = [&](uint64_t n) { return rng.below(n); };
-  const int nbuf = 4;
-  const uint64_t kBuf = 4096, kAlign = 256;
-  std::string s = "# qvet_syncval gen --seed " + std::to_string(seed) + " --commands " + std::to_string(commands) + "\n";
-  s += "device d0 strict\n";
-  for (int b = 0; b < nbuf; ++b) s += "buffer b" + std::to_string(b) + " on d0 " + std::to_string(kBuf) + "\n";
-  s += "signal done on host = 0\nqueue q on d0 compute ordering overlap\n";
-  auto range = [&](uint64_t max_chunks) {
-    uint64_t chunks = 1 + pick(max_chunks), lo = pick(kBuf / kAlign - chunks + 1) * kAlign;
-    return "b" + std::to_string(pick(nbuf)) + "[" + std::to_string(lo) + ":" + std::to_string(lo + chunks * kAlign) + "]";
-  };
-  uint64_t n = 0, fence = 0;
-  while (n < commands) {
-    s += "submit q {\n";
-    uint64_t batch = std::min<uint64_t>(commands - n, 4 + pick(12));
-    for (uint64_t i = 0; i < batch; ++i, ++n) {
-      uint64_t r = pick(100);
-      if (r < 55) {
-        s += "  exec k reads " + range(2) + (pick(2) ? ", " + range(2) : "") + " writes " + range(2) + "\n";
-      } else if (r < 70) {
-        // Different buffers: Vulkan forbids overlapping ranges within one buffer.
-        uint64_t a = pick(nbuf), b = (a + 1 + pick(nbuf - 1)) % nbuf, len = (1 + pick(4)) * 64;
-        uint64_t lo1 = pick(kBuf - len + 1), lo2 = pick(kBuf - len + 1);
-        s += "  copy b" + std::to_string(a) + "[" + std::to_string(lo1) + ":" + std::to_string(lo1 + len) + "] -> b" + std::to_string(b) +
-             "[" + std::to_string(lo2) + ":" + std::to_string(lo2 + len) + "]\n";
-      } else if (r < 88) {
-        s += "  barrier\n";
-      } else if (r < 94) {
-        s += "  memory_barrier\n";
-      } else {
-        s += "  signal done = " + std::to_string(++fence) + "\n";
-      }
-    }
-    s += "}\n";
-    if (fence && pick(3) == 0) s += "wait done >= " + std::to_string(fence) + "\n";
-  }
-  return s;
+  GenOptions o;
+  o.shape = "overlap-copies";
+  o.seed = seed;
+  o.commands = commands;
+  return generate_program(o, nullptr);
 }
 
 }  // namespace qvet::peers

@@ -17,7 +17,7 @@ namespace qvet::peers {
 // Empty when `t` is in the subset; otherwise the first reason it is not.
 std::string outside_subset(const Trace& t, uint64_t alignment);
 
-// A random program of about `commands` commands in the subset: `buffers` buffers of 4 KiB,
+// A random program of about `commands` commands in the subset (`qvet gen --shape overlap-copies`): 4 buffers of 4 KiB,
 // batches of execs (1-2 reads, 1 write, 256-byte aligned ranges) and copies, with barriers,
 // memory_barriers, and a signal + host wait every few batches.
 std::string random_subset_program(uint64_t seed, uint64_t commands);

@@ -51,7 +51,6 @@ class RaceChecker : public Checker {
       // One entry per access, shared by every segment it covers, so that segments it leaves
       // alike merge again (copies at odd offsets would otherwise cut a buffer ever finer).
       ShadowAccess self{ev, a, acc.write, nullptr};
-      self.hidden.create();
       hidden_keys_.clear();
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
         for (const ShadowAccess& o : seg.writers) visit(o, self, start, lo, seg.hi);
@@ -65,6 +64,7 @@ class RaceChecker : public Checker {
               continue;
             }
             // The same entry sits in every segment its access covers: hide it once.
+            if (!self.hidden) self.hidden.create();
             if (hidden_keys_.insert(uint64_t(it->access)).second) self.hidden->push_back(std::move(*it));
             it = list.erase(it);
           }
@@ -73,6 +73,12 @@ class RaceChecker : public Checker {
         take(seg.readers);
         (acc.write ? seg.writers : seg.readers).push_back(self);
       });
+      // The list was made when the first entry was hidden (most accesses hide none): the
+      // segments before that one get it too, so that all are alike again.
+      if (self.hidden)
+        shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, ShadowSegment& seg) {
+          (acc.write ? seg.writers : seg.readers).back().hidden = self.hidden;
+        });
       shadow_.coalesce(acc.buffer, acc.lo, acc.hi);
     }
   }

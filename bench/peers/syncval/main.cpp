@@ -4,7 +4,7 @@
 //       a table of qvet's race findings and syncval's hazards per program in the subset, the
 //       disagreements, and `agreement: A/B programs`
 //   qvet_syncval time FILE      syncval's validation time: record + submit + wait with the layer,
-//                               and the same without it (seconds, best of 3)
+//                               and the same without it (seconds, best of 5, runs taking turns)
 //   qvet_syncval gen --seed S --commands N [-o FILE]   a random program in the subset
 //
 // Exit 0, or 2 for bad usage, or 4 when Vulkan, lavapipe or the layer is missing (a skip).
@@ -276,27 +276,30 @@ int time_it(int argc, char** argv) {
     std::cerr << "error: " << l->error << "\n";
     return 2;
   }
+  // Both instances first, then runs taking turns (5 each, the best kept), so that a slow moment
+  // of the machine falls on both sides.
   double best[2] = {1e300, 1e300};
   size_t hazards = 0;
-  for (int layer = 0; layer < 2; ++layer) {
-    VulkanPeer peer(layer == 1);
-    if (std::string e = peer.open(); !e.empty()) {
+  VulkanPeer plain(false), layer(true);
+  for (VulkanPeer* peer : {&plain, &layer}) {
+    if (std::string e = peer->open(); !e.empty()) {
       std::cout << "skip: " << e << "\n";
       return 4;
     }
-    if (std::string why = outside_subset(*l->trace, peer.storage_alignment()); !why.empty()) {
+    if (std::string why = outside_subset(*l->trace, peer->storage_alignment()); !why.empty()) {
       std::cerr << "outside the subset: " << why << "\n";
       return 2;
     }
-    for (int k = 0; k < 3; ++k) {
-      PeerRun r = peer.run(*l->trace);
-      if (!r.skipped.empty()) {
-        std::cout << "skip: " << r.skipped << "\n";
-        return 4;
-      }
-      best[layer] = std::min(best[layer], r.seconds);
-      hazards = r.hazards.size();
+  }
+  for (int k = 0; k < 10; ++k) {
+    VulkanPeer& peer = k % 2 ? layer : plain;
+    PeerRun r = peer.run(*l->trace);
+    if (!r.skipped.empty()) {
+      std::cout << "skip: " << r.skipped << "\n";
+      return 4;
     }
+    best[k % 2] = std::min(best[k % 2], r.seconds);
+    if (k % 2) hazards = r.hazards.size();
   }
   std::printf("without-layer %.4f with-syncval %.4f syncval %.4f hazards %zu\n", best[0], best[1], std::max(0.0, best[1] - best[0]), hazards);
   return 0;

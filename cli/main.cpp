@@ -20,6 +20,7 @@
 #include "verify/fix.h"
 #include "cli/gen.h"
 #include "core/atomic_file.h"
+#include "core/render.h"
 #include "core/syntax/expect.h"
 #include "core/syntax/json_io.h"
 #include "core/syntax/parser.h"
@@ -479,7 +480,7 @@ int cmd_graph(const Args& a) {
   std::vector<std::pair<Loc, Loc>> races;
   for (auto& d : res.diagnostics)
     if (d.is(Rule::Race) && !d.related.empty()) races.push_back({d.loc, d.related[0].loc});
-  std::cout << happens_before_dot(*res.engine, races, {a.around, a.radius});
+  std::cout << render_dot(happens_before_graph(*res.engine, races, {a.around, a.radius}));
   return 0;
 }
 

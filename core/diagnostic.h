@@ -90,16 +90,6 @@ void count_severities(const std::vector<Diagnostic>& ds, int& errors, int& warni
 // Order used for output: by primary location, then rule, then message.
 void sort_diagnostics(std::vector<Diagnostic>& ds);
 
-std::string render_text(const std::vector<Diagnostic>& ds, const SourceSet& src);
-std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src);
-// JSON and SARIF text is UTF-8: bytes of a file name that are not are written as U+FFFD (SARIF
-// URIs percent-encode them instead, exactly).
-std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src);
-// A file name as a SARIF artifact URI: normalized, relative to the working directory when the
-// file is inside it, percent-encoded (RFC 3986).
-std::string sarif_uri(const std::string& file);
-// The witness schedules of `ds` as JSON, for the simulator to replay.
-std::string render_witnesses(const std::vector<Diagnostic>& ds, const SourceSet& src);
 // "file:line:col" (or "file" / "file:line" when parts are unknown).
 std::string format_loc(const Loc& loc, const SourceSet& src);
 

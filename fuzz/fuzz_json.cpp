@@ -9,6 +9,7 @@
 #include <string>
 
 #include "checkers/checker.h"
+#include "core/render.h"
 #include "core/syntax/json_io.h"
 #include "core/syntax/parser.h"
 #include "core/syntax/printer.h"

@@ -8,43 +8,27 @@
 
 namespace qvet {
 
-namespace {
-
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o;
-}
-
-}  // namespace
-
-std::string happens_before_dot(const Engine& e, const std::vector<std::pair<Loc, Loc>>& races, const GraphOptions& opt) {
+DotGraph happens_before_graph(const Engine& e, const std::vector<std::pair<Loc, Loc>>& races, const GraphOptions& opt) {
   const Trace& t = e.trace();
   const Program& p = *t.program;
   // Node ids: commands first, then host events.
   size_t nc = t.cmds.size(), n = nc + t.host.size();
   auto node = [&](EventRef ev) { return ev.host ? nc + ev.id : size_t(ev.id); };
   auto loc = [&](size_t v) { return v < nc ? t.cmds[v].loc : t.host[v - nc].loc; };
-  struct Edge {
-    size_t a, b;
-    std::string attrs;
-  };
+  using Edge = DotGraph::Edge;
   std::vector<Edge> edges;
   for (auto& list : t.queue_cmds)
-    for (size_t i = 1; i < list.size(); ++i) edges.push_back({list[i - 1], list[i], ""});
-  for (size_t h = 1; h < t.host.size(); ++h) edges.push_back({nc + h - 1, nc + h, ""});
+    for (size_t i = 1; i < list.size(); ++i) edges.push_back({Edge::Order, list[i - 1], list[i], ""});
+  for (size_t h = 1; h < t.host.size(); ++h) edges.push_back({Edge::Order, nc + h - 1, nc + h, ""});
   for (size_t h = 0; h < t.host.size(); ++h)
     if (t.host[h].op == HostOp::Submit && t.host[h].cmd_begin < t.host[h].cmd_end)
-      edges.push_back({nc + h, t.host[h].cmd_begin, "style=dotted, color=gray"});
+      edges.push_back({Edge::Submit, nc + h, t.host[h].cmd_begin, ""});
   auto add_wait_edges = [&](EventRef w) {
     const WaitResolution* r = e.resolution(w);
     if (!r) return;
     for (uint32_t i : r->candidates) {
       const SignalWrite& sw = e.writes(r->cond.signal)[i];
-      edges.push_back({node(sw.event), node(w), "style=dashed, label=\"" + escape(p.signals[r->cond.signal].name) + "\""});
+      edges.push_back({Edge::Wait, node(sw.event), node(w), p.signals[r->cond.signal].name});
     }
   };
   for (uint32_t id = 0; id < nc; ++id)
@@ -56,14 +40,14 @@ std::string happens_before_dot(const Engine& e, const std::vector<std::pair<Loc,
   for (auto& [a, b] : races) {
     auto ia = by_line.find({a.file, a.line}), ib = by_line.find({b.file, b.line});
     if (ia != by_line.end() && ib != by_line.end())
-      edges.push_back({ib->second, ia->second, "color=red, penwidth=2, dir=none, label=\"race\", fontcolor=red"});
+      edges.push_back({Edge::Race, ib->second, ia->second, ""});
   }
 
   std::vector<bool> keep(n, opt.around_line == 0);
   if (opt.around_line) {
     using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
     G g(n);
-    for (auto& ed : edges) boost::add_edge(ed.a, ed.b, g);
+    for (auto& ed : edges) boost::add_edge(ed.from, ed.to, g);
     std::vector<int> dist(n, -1);
     for (size_t v = 0; v < n; ++v) {
       if (loc(v).line != opt.around_line || dist[v] == 0) continue;
@@ -78,7 +62,8 @@ std::string happens_before_dot(const Engine& e, const std::vector<std::pair<Loc,
     }
   }
 
-  std::string out = "digraph happens_before {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n";
+  DotGraph out;
+  out.name = "happens_before";
   auto label = [&](size_t v) {
     std::string s = "L" + std::to_string(loc(v).line) + ": ";
     if (v < nc) {
@@ -96,23 +81,22 @@ std::string happens_before_dot(const Engine& e, const std::vector<std::pair<Loc,
       if (h.op == HostOp::Submit) s += " " + p.queues[h.queue].name;
       if (h.op == HostOp::Wait || h.op == HostOp::Signal) s += " " + p.signals[h.signal].name + " " + i128_to_string(h.value);
     }
-    return escape(s);
+    return s;
   };
   for (size_t q = 0; q < t.queue_cmds.size(); ++q) {
-    out += "  subgraph cluster_q" + std::to_string(q) + " {\n    label=\"" + escape(p.queues[q].name) + " (" +
-           p.devices[p.queues[q].device].name + ", " + mode_name(queue_mode(p, uint32_t(q))) + ")\";\n";
+    DotGraph::Cluster c{"q" + std::to_string(q),
+                        p.queues[q].name + " (" + p.devices[p.queues[q].device].name + ", " + mode_name(queue_mode(p, uint32_t(q))) + ")",
+                        {}};
     for (uint32_t id : t.queue_cmds[q])
-      if (keep[id]) out += "    n" + std::to_string(id) + " [label=\"" + label(id) + "\"" + (e.ran({false, id}) ? "" : ", style=dashed") + "];\n";
-    out += "  }\n";
+      if (keep[id]) c.nodes.push_back({id, label(id), false, !e.ran({false, id})});
+    out.clusters.push_back(std::move(c));
   }
-  out += "  subgraph cluster_host {\n    label=\"host\";\n";
+  DotGraph::Cluster host{"host", "host", {}};
   for (size_t h = 0; h < t.host.size(); ++h)
-    if (keep[nc + h]) out += "    n" + std::to_string(nc + h) + " [label=\"" + label(nc + h) + "\", shape=ellipse];\n";
-  out += "  }\n";
+    if (keep[nc + h]) host.nodes.push_back({nc + h, label(nc + h), true, false});
+  out.clusters.push_back(std::move(host));
   for (auto& ed : edges)
-    if (keep[ed.a] && keep[ed.b])
-      out += "  n" + std::to_string(ed.a) + " -> n" + std::to_string(ed.b) + (ed.attrs.empty() ? "" : " [" + ed.attrs + "]") + ";\n";
-  out += "}\n";
+    if (keep[ed.from] && keep[ed.to]) out.edges.push_back(ed);
   return out;
 }
 

@@ -1,10 +1,12 @@
-// The happens-before graph as Graphviz DOT: one cluster per queue (and one for the host),
-// program order solid, signal -> wait edges dashed and labelled with the signal, races red.
+// The happens-before graph, to draw (core/render.h `render_dot`): one cluster per queue (and one
+// for the host), edges for program order, submits, signal -> wait (labelled with the signal) and
+// races.
 #pragma once
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/render.h"
 #include "model/engine.h"
 
 namespace qvet {
@@ -15,6 +17,6 @@ struct GraphOptions {
 };
 
 // `races`: pairs of locations (primary, related) to draw in red.
-std::string happens_before_dot(const Engine& e, const std::vector<std::pair<Loc, Loc>>& races, const GraphOptions& opt);
+DotGraph happens_before_graph(const Engine& e, const std::vector<std::pair<Loc, Loc>>& races, const GraphOptions& opt);
 
 }  // namespace qvet

@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "core/diagnostic.h"
+#include "core/render.h"
 #include "core/syntax/json_positions.h"
 #include "core/syntax/parser.h"
 

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "core/diagnostic.h"
+#include "core/render.h"
 
 using namespace qvet;
 

@@ -68,7 +68,9 @@ class SignalRaceChecker : public Checker {
     const SignalWrite* w = c_.e.write_of(ev);
     if (!w) return;
     uint64_t key = c_.e.submit_key(ev);
-    for (auto& [agent, list] : by_agent_[w->signal]) {
+    for (auto& entry : by_agent_[w->signal]) {
+      const uint32_t agent = entry.first;  // named, not a structured binding: the lambdas below use them
+      AgentWrites& list = entry.second;
       // The positions `end` does not know: past a prefix, between the runs it knows beyond it.
       std::vector<std::pair<uint32_t, uint32_t>> unknown;
       auto pos = [&](uint64_t i) {

@@ -31,9 +31,7 @@ PairGroups::Group& PairGroups::group(EventRef primary, EventRef related, bool& f
   return groups_[it->second];
 }
 
-Diagnostic* PairGroups::add(EventRef primary, EventRef related) {
-  bool fresh;
-  Group& g = group(primary, related, fresh);
+Diagnostic* PairGroups::record(Group& g, bool fresh, EventRef related) {
   if (fresh) return &g.d;
   if (g.related == related) return nullptr;
   if (queue_order(related) < queue_order(g.related)) {
@@ -46,15 +44,21 @@ Diagnostic* PairGroups::add(EventRef primary, EventRef related) {
   return &g.d;
 }
 
+Diagnostic* PairGroups::add(EventRef primary, EventRef related) {
+  bool fresh;
+  Group& g = group(primary, related, fresh);
+  return record(g, fresh, related);
+}
+
 Diagnostic* PairGroups::add_many(EventRef primary, EventRef last, uint64_t count, const std::vector<uint32_t>& first_lines,
                                  bool more) {
   if (count == 0) return nullptr;
-  Diagnostic* d = add(primary, last);
-  Group& g = groups_[index_.at({Engine::event_key(primary), last.host ? kHostAgent : c_.t.cmds[last.id].queue})];
+  bool fresh;
+  Group& g = group(primary, last, fresh);
   g.many += count - 1;
   g.many_lines.insert(g.many_lines.end(), first_lines.begin(), first_lines.end());
   g.more_lines |= more;
-  return d;
+  return record(g, fresh, last);
 }
 
 void PairGroups::flush(const std::function<void(Diagnostic&, EventRef, EventRef)>& complete) {
@@ -68,9 +72,13 @@ void PairGroups::flush(const std::function<void(Diagnostic&, EventRef, EventRef)
       for (auto& o : g.others) lines.push_back(o.second);
       std::sort(lines.begin(), lines.end());
       lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+      Diagnostic::Group& dg = g.d.group;
+      dg.others = count;
+      dg.cut = lines.size() > 8 || g.more_lines;
+      dg.lines.assign(lines.begin(), lines.begin() + long(std::min<size_t>(lines.size(), 8)));
       std::string shown;
-      for (size_t i = 0; i < lines.size() && i < 8; ++i) shown += (i ? ", " : "") + std::to_string(lines[i]);
-      if (lines.size() > 8 || g.more_lines) shown += ", ...";
+      for (uint32_t l : dg.lines) shown += (shown.empty() ? "" : ", ") + std::to_string(l);
+      if (dg.cut) shown += ", ...";
       std::string q = g.related.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[g.related.id].queue].name;
       g.d.notes.push_back({{}, "the same holds for " + std::to_string(count) + " earlier command(s) of " + q + " (line " + shown +
                                    "); this is the last of them"});
@@ -223,7 +231,7 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     // semantics.md: an implementation bound never changes a verdict silently.
     Loc file;  // the program's file, no line: the note is about the whole check
     if (!t.host.empty()) file.file = t.host[0].loc.file;
-    auto note = [&](const std::string& m) { ds.insert(ds.begin(), Diagnostic{"input", Severity::Note, m, file, {}, {}, {}, {}}); };
+    auto note = [&](const std::string& m) { ds.insert(ds.begin(), Diagnostic{"input", Severity::Note, m, file, {}, {}, {}, {}, {}}); };
     if (changed)
       note("the wait ordering did not reach its fixed point in " + std::to_string(kMaxRounds) +
            " rounds: findings may be too many (never too few)");

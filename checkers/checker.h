@@ -100,6 +100,7 @@ class PairGroups {
   };
   uint64_t queue_order(EventRef e) const { return e.host ? e.id : c_.t.cmds[e.id].index; }
   Group& group(EventRef primary, EventRef related, bool& fresh);
+  Diagnostic* record(Group& g, bool fresh, EventRef related);  // add()'s work on its group
   const CheckContext& c_;
   std::map<std::pair<uint64_t, uint32_t>, size_t> index_;  // (primary event, related queue) -> group
   std::vector<Group> groups_;

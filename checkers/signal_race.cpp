@@ -71,7 +71,7 @@ class SignalRaceChecker : public Checker {
     for (auto& entry : by_agent_[w->signal]) {
       const uint32_t agent = entry.first;  // named, not a structured binding: the lambdas below use them
       AgentWrites& list = entry.second;
-      // The positions `end` does not know: past a prefix, between the runs it knows beyond it.
+      // The positions `end` does not know: the gaps between the ranges it knows.
       std::vector<std::pair<uint32_t, uint32_t>> unknown;
       auto pos = [&](uint64_t i) {
         return uint32_t(std::lower_bound(list.index.begin(), list.index.end(), i) - list.index.begin());
@@ -79,12 +79,10 @@ class SignalRaceChecker : public Checker {
       uint32_t n = uint32_t(list.w.size());
       if (agent == kHostAgent) {
         unknown.push_back({pos(uint64_t(end.host() + 1)), n});
-      } else {
-        uint32_t lo = pos(end.done(agent));
-        const auto& runs = end.extras();  // sorted by queue, then lo
-        auto first = std::partition_point(runs.begin(), runs.end(), [&](const Clock::Run& r) { return r.queue < agent; });
-        for (auto r = first; r != runs.end() && r->queue == agent; ++r) {
-          uint32_t a = pos(r->lo), b = pos(r->hi);
+      } else {  // signals do not end at the front end: the clock's known ranges are all it knows of them
+        uint32_t lo = 0;
+        for (auto [klo, khi] : end.known_ranges(agent)) {
+          uint32_t a = pos(klo), b = pos(khi);
           if (a > lo) unknown.push_back({lo, a});
           lo = std::max(lo, b);
         }

@@ -116,40 +116,41 @@ static std::string generate_shape(const GenOptions& o) {
     // copies at any byte offset (they cut the buffers' shadow memory finely), barriers, signals
     // and host waits.
     Rng rng{o.seed};
-    auto pick = [&](uint64_t n) { return rng.below(n); };
+    auto pick = [&](uint64_t k) { return rng.below(k); };
     const int nbuf = 4;
     const uint64_t kBuf = 4096, kAlign = 256;
-    s += "device d0 strict\n";
-    for (int b = 0; b < nbuf; ++b) s += "buffer b" + std::to_string(b) + " on d0 " + std::to_string(kBuf) + "\n";
-    s += "signal done on host = 0\nqueue q on d0 compute ordering overlap\n";
-    auto range = [&](uint64_t max_chunks) {
+    auto buf = [](uint64_t b) { return "b" + std::to_string(b); };
+    emit("device d0 strict");
+    for (int b = 0; b < nbuf; ++b) emit("buffer " + buf(b) + " on d0 " + std::to_string(kBuf));
+    emit("signal done on host = 0");
+    emit("queue q on d0 compute ordering overlap");
+    auto window = [&](uint64_t max_chunks) {  // 1 to max_chunks aligned chunks of a random buffer
       uint64_t chunks = 1 + pick(max_chunks), lo = pick(kBuf / kAlign - chunks + 1) * kAlign;
-      return "b" + std::to_string(pick(nbuf)) + "[" + std::to_string(lo) + ":" + std::to_string(lo + chunks * kAlign) + "]";
+      return range(buf(pick(nbuf)).c_str(), lo, chunks * kAlign);
     };
-    uint64_t done_cmds = 0, fence = 0;
-    while (done_cmds < o.commands) {
-      s += "submit q {\n";
-      uint64_t batch = std::min<uint64_t>(o.commands - done_cmds, 4 + pick(12));
-      for (uint64_t i = 0; i < batch; ++i, ++done_cmds) {
+    uint64_t made = 0, fence = 0;
+    while (made < o.commands) {
+      emit("submit q {");
+      uint64_t batch = std::min<uint64_t>(o.commands - made, 4 + pick(12));
+      for (uint64_t i = 0; i < batch; ++i, ++made) {
         uint64_t r = pick(100);
         if (r < 55) {
-          s += "  exec k reads " + range(2) + (pick(2) ? ", " + range(2) : "") + " writes " + range(2) + "\n";
+          emit("  exec k reads " + window(2) + (pick(2) ? ", " + window(2) : "") + " writes " + window(2));
         } else if (r < 70) {
           // Different buffers: Vulkan forbids overlapping ranges within one buffer.
           uint64_t a = pick(nbuf), b = (a + 1 + pick(nbuf - 1)) % nbuf, len = (1 + pick(4)) * 64;
           uint64_t lo1 = pick(kBuf - len + 1), lo2 = pick(kBuf - len + 1);
-          s += "  copy b" + std::to_string(a) + "[" + std::to_string(lo1) + ":" + std::to_string(lo1 + len) + "] -> b" + std::to_string(b) +
-               "[" + std::to_string(lo2) + ":" + std::to_string(lo2 + len) + "]\n";
+          emit("  copy " + range(buf(a).c_str(), lo1, len) + " -> " + range(buf(b).c_str(), lo2, len));
         } else if (r < 88) {
-          s += "  barrier\n";
+          emit("  barrier");
         } else if (r < 94) {
-          s += "  memory_barrier\n";
+          emit("  memory_barrier");
         } else {
-          s += "  signal done = " + std::to_string(++fence) + "\n";
+          emit("  signal done = " + std::to_string(++fence));
         }
       }
-      s += "}\n";
-      if (fence && pick(3) == 0) s += "wait done >= " + std::to_string(fence) + "\n";
+      emit("}");
+      if (fence && pick(3) == 0) emit("wait done >= " + std::to_string(fence));
     }
   } else if (o.shape == "param-loop") {
     // At r = 63 the loop expands to about n commands.

@@ -73,6 +73,13 @@ struct Diagnostic {
   std::vector<Related> notes;    // explanation lines; a note may have no location
   std::vector<Fix> fixes;
   std::vector<ScheduleStep> witness;  // races, with --witness: a schedule in which they overlap
+  // Rules grouped per queue (diagnostics.md): the group's other findings besides `related`, as
+  // its note says them, for tools that read diagnostics in process.
+  struct Group {
+    uint64_t others = 0;          // how many other commands
+    std::vector<uint32_t> lines;  // their lines, sorted, at most 8
+    bool cut = false;             // there are more lines than `lines`
+  } group;
 
   // Sets the rule's id and default severity.
   void set_rule(Rule r) {

@@ -39,27 +39,6 @@ bool knows(const Trace& t, const Clock& k, EventRef a) {
   return a.host ? k.knows_host(a.id) : k.knows(t.cmds[a.id].queue, t.cmds[a.id].index);
 }
 
-// Lines listed in a grouped finding's note: "... (line 3, 5, ...); this is the last of them".
-void listed_lines(const Diagnostic& d, std::vector<uint32_t>& lines, bool& cut) {
-  for (const Related& n : d.notes) {
-    size_t at = n.message.find("(line ");
-    if (n.message.rfind("the same holds for", 0) != 0 || at == std::string::npos) continue;
-    size_t end = n.message.find(')', at);
-    std::string list = n.message.substr(at + 6, end - at - 6);
-    if (list.find("...") != std::string::npos) cut = true;
-    for (size_t i = 0; i < list.size();) {
-      if (!isdigit(static_cast<unsigned char>(list[i]))) {
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      while (j < list.size() && isdigit(static_cast<unsigned char>(list[j]))) ++j;
-      lines.push_back(uint32_t(std::stoul(list.substr(i, j - i))));
-      i = j;
-    }
-  }
-}
-
 }  // namespace
 
 Prediction::Prediction(const Trace& t) : t_(t) {
@@ -117,9 +96,8 @@ Prediction::Prediction(const Trace& t) : t_(t) {
     for (uint32_t agent : line_agents_[d.loc.line]) rep.groups.insert({d.related_loc().line, agent});
     RaceFinding f{d.loc.line, d.related_loc().line, {}};
     std::vector<uint32_t> lines{f.related_line};
-    bool cut = false;
-    listed_lines(d, lines, cut);
-    if (cut) rep.any.insert(f.line);
+    lines.insert(lines.end(), d.group.lines.begin(), d.group.lines.end());
+    if (d.group.cut) rep.any.insert(f.line);
     for (uint32_t l : lines) rep.lines.insert({std::min(f.line, l), std::max(f.line, l)});
     if (!d.is(Rule::Race)) continue;
     for (size_t i = 0; i < races_.size(); ++i) {

@@ -43,6 +43,14 @@ bool Clock::in_extras(uint32_t q, uint32_t i) const {
   return it->queue == q && i < it->hi;
 }
 
+std::vector<std::pair<uint32_t, uint32_t>> Clock::known_ranges(uint32_t q) const {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  if (uint32_t d = done(q)) out.push_back({0, d});
+  auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return r.queue < q; });
+  for (; it != extra_.end() && it->queue == q; ++it) out.push_back({it->lo, it->hi});
+  return out;
+}
+
 bool Clock::knows(uint32_t q, uint32_t i) const {
   if (const Entry* e = find(q)) {
     if (i < e->done) return true;

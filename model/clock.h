@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include <boost/container/small_vector.hpp>
 
@@ -41,6 +42,9 @@ class Clock {
     uint32_t queue, lo, hi;
   };
   const auto& extras() const { return extra_; }
+  // The commands of `queue` it knows that do not end at the front end (everything but waits and
+  // memory_barriers), as sorted, disjoint index ranges [lo, hi): the prefix, then the runs.
+  std::vector<std::pair<uint32_t, uint32_t>> known_ranges(uint32_t queue) const;
 
   void join(const Clock& o);
   void meet(const Clock& o);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 #include <sstream>
 #include <unordered_map>
 
@@ -112,6 +113,17 @@ class Parser {
     return t;
   }
   [[noreturn]] void fail(const Loc& loc, std::string msg) { throw InputError{loc, std::move(msg)}; }
+  // The one of `values` whose name (core/ir.cpp) the word is: "an architecture", "an engine", ...
+  template <class E>
+  E word_of(const Token& t, const char* what, const char* (*name)(E), std::initializer_list<E> values) {
+    for (E v : values)
+      if (t.kind == Tok::Ident && t.text == name(v)) return v;
+    const E* v = values.begin();
+    std::string list;  // "a, b or c"
+    for (size_t k = 0; k < values.size(); ++k) list += std::string(k == 0 ? "" : k + 1 == values.size() ? " or " : ", ") + name(v[k]);
+    if (t.kind != Tok::Ident) fail(t.loc, std::string("expected an ") + what + " (" + list + ")");
+    fail(t.loc, std::string("unknown ") + what + " '" + std::string(t.text) + "' (expected " + list + ")");
+  }
   [[noreturn]] void fail_expected(const char* what) {
     const Token& t = peek();
     std::string got = t.kind == Tok::End ? "end of line" : "'" + std::string(t.text) + "'";
@@ -515,13 +527,7 @@ class Parser {
   void parse_device(Stmt& s) {
     s.kind = StmtKind::Device;
     std::string n = declare_name(take());
-    const Token& a = take();
-    Device d{n, Arch::Strict, s.loc};
-    if (a.kind != Tok::Ident) fail(a.loc, "expected an architecture (nv, amd or strict)");
-    if (a.text == "nv") d.arch = Arch::Nv;
-    else if (a.text == "amd") d.arch = Arch::Amd;
-    else if (a.text == "strict") d.arch = Arch::Strict;
-    else fail(a.loc, "unknown architecture '" + std::string(a.text) + "' (expected nv, amd or strict)");
+    Device d{n, word_of(take(), "architecture", arch_name, {Arch::Nv, Arch::Amd, Arch::Strict}), s.loc};
     s.id = add(n, NameRef::Device, p_.devices, std::move(d));
   }
 
@@ -593,18 +599,10 @@ class Parser {
     std::string n = declare_name(take());
     expect_word("on");
     Queue q{n, s.loc, lookup_as(take(), NameRef::Device), EngineKind::Compute, Ordering::Default};
-    const Token& e = take();
-    if (e.kind == Tok::Ident && e.text == "compute") q.engine = EngineKind::Compute;
-    else if (e.kind == Tok::Ident && e.text == "copy") q.engine = EngineKind::Copy;
-    else if (e.kind == Tok::End) fail(e.loc, "expected an engine (compute or copy)");
-    else fail(e.loc, "unknown engine '" + std::string(e.text) + "' (expected compute or copy)");
+    q.engine = word_of(take(), "engine", engine_name, {EngineKind::Compute, EngineKind::Copy});
     if (at_word("ordering")) {
       take();
-      const Token& m = take();
-      if (m.text == "serial") q.ordering = Ordering::Serial;
-      else if (m.text == "overlap") q.ordering = Ordering::Overlap;
-      else if (m.text == "chained") q.ordering = Ordering::Chained;
-      else fail(m.loc, "unknown ordering '" + std::string(m.text) + "' (expected serial, overlap or chained)");
+      q.ordering = word_of(take(), "ordering", ordering_name, {Ordering::Serial, Ordering::Overlap, Ordering::Chained});
     }
     s.id = add(n, NameRef::Queue, p_.queues, std::move(q));
   }

@@ -25,10 +25,7 @@ std::vector<oracle::Finding> qvet_findings(const std::vector<Diagnostic>& ds) {
   std::vector<oracle::Finding> out;
   for (const Diagnostic& d : ds) {
     uint32_t rel = d.severity == Severity::Note ? 0 : d.related_loc().line;
-    uint64_t others = 0;  // "the same holds for N earlier command(s) of ..."
-    for (const auto& n : d.notes)
-      if (n.message.rfind("the same holds for ", 0) == 0) others = std::stoull(n.message.substr(19));
-    out.push_back({d.rule, d.loc.line, rel, others});
+    out.push_back({d.rule, d.loc.line, rel, d.group.others});
   }
   std::sort(out.begin(), out.end());
   // Notes are compared by rule and line (the oracle does not choose their related location).

@@ -70,27 +70,6 @@ struct Row {
   std::vector<std::string> why;                      // each disagreement, explained
 };
 
-// The lines a race diagnostic names as the other side: its related location and the lines its
-// group note lists ("the same holds for N earlier command(s) of queue q (line 3, 7)").
-std::set<uint32_t> partner_lines(const Diagnostic& d, bool& complete) {
-  std::set<uint32_t> out{d.related_loc().line};
-  complete = true;
-  for (const auto& n : d.notes) {
-    if (n.message.rfind("the same holds for ", 0) != 0) continue;
-    size_t at = n.message.find("(line ");
-    if (at == std::string::npos) continue;
-    std::string list = n.message.substr(at + 6, n.message.find(')', at) - at - 6);
-    if (list.find("...") != std::string::npos) complete = false;
-    for (size_t p = 0; p < list.size();) {
-      size_t q = list.find(',', p);
-      std::string item = list.substr(p, q == std::string::npos ? std::string::npos : q - p);
-      if (item.find_first_of("0123456789") != std::string::npos && item.find("...") == std::string::npos) out.insert(std::stoul(item));
-      p = q == std::string::npos ? list.size() : q + 1;
-    }
-  }
-  return out;
-}
-
 std::string lines(const std::set<uint32_t>& s) {
   std::string out;
   for (uint32_t l : s) out += (out.empty() ? "" : " ") + std::to_string(l);
@@ -154,9 +133,9 @@ int compare(int argc, char** argv) {
       if (!d.is(Rule::Race)) continue;
       row.qvet_lines.insert(d.loc.line);
       row.qvet_pairs.insert({d.loc.line, d.related_loc().line});
-      bool complete;
-      for (uint32_t l : partner_lines(d, complete)) partners[d.loc.line].insert(l);
-      if (!complete) partial.insert(d.loc.line);
+      partners[d.loc.line].insert(d.related_loc().line);  // and the others of its group
+      partners[d.loc.line].insert(d.group.lines.begin(), d.group.lines.end());
+      if (d.group.cut) partial.insert(d.loc.line);
     }
     PeerRun run = peer.run(t);
     if (!run.skipped.empty()) {

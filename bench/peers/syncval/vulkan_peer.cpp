@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -62,7 +63,6 @@ struct VulkanPeer::Impl {
     std::string id = d->pMessageIdName ? d->pMessageIdName : "";
     Impl& m = *static_cast<Impl*>(self);
     if (id.rfind("SYNC-", 0) == 0) m.messages.push_back({id, d->pMessage ? d->pMessage : "", m.current, m.current_cb});
-    else if (std::getenv("QVET_PEER_ALL")) std::fprintf(stderr, "layer: %s %s\n", id.c_str(), d->pMessage ? d->pMessage : "");
     return VK_FALSE;
   }
 
@@ -100,7 +100,7 @@ std::string VulkanPeer::Impl::open() {
   VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
   features.enabledValidationFeatureCount = 1;
   features.pEnabledValidationFeatures = enable;
-  features.disabledValidationFeatureCount = std::getenv("QVET_PEER_ALL") ? 0 : 4;
+  features.disabledValidationFeatureCount = 4;
   features.pDisabledValidationFeatures = disable;
   VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   ici.pApplicationInfo = &app;
@@ -235,7 +235,10 @@ VulkanPeer::Impl::~Impl() {
     if (destroy) destroy(instance, messenger, nullptr);
   }
   if (instance) vkDestroyInstance(instance, nullptr);
-  if (!shader_dir.empty()) std::system(("rm -rf " + shader_dir).c_str());
+  if (!shader_dir.empty()) {
+    std::error_code ec;  // best effort: a temporary directory
+    std::filesystem::remove_all(shader_dir, ec);
+  }
 }
 
 PeerRun VulkanPeer::run(const Trace& t) {

@@ -131,16 +131,16 @@ TEST_CASE("json: structural errors are located in the JSON text") {
   CHECK(json_error("{\"format\": \"qvet-program\",\n\n  \"statements\": [}") .rfind("t.json:3:18: invalid JSON: ", 0) == 0);
 }
 
-TEST_CASE("json: fields are checked token by token before they become .hcq text") {
+TEST_CASE("json: fields are checked token by token before the builder reads them") {
   const std::string head = "{\"format\": \"qvet-program\", \"statements\": [{\"kind\": \"device\", \"name\": \"g\", \"arch\": \"nv\"}, ";
   auto stmt_error = [&](const std::string& stmt) { return json_error(head + stmt + "]}"); };
   CHECK(stmt_error("{\"kind\": \"read\", \"range\": \"a, b\"}").find("'range' must be a buffer or a range") != std::string::npos);
   CHECK(stmt_error("{\"kind\": \"read\", \"range\": \"a writes b\"}").find("'range' must be") != std::string::npos);
-  CHECK(stmt_error("{\"kind\": \"wait\", \"signal\": \"s\", \"value\": \"1 # x\"}").find("'value' must be an expression") != std::string::npos);
+  CHECK(stmt_error("{\"kind\": \"signal_decl\", \"name\": \"s\", \"on\": \"host\"}, {\"kind\": \"wait\", \"signal\": \"s\", \"value\": \"1 # x\"}").find("'value' must be an expression") != std::string::npos);
   CHECK(stmt_error("{\"kind\": \"free\", \"object\": \"repeat\"}").find("'object' must be a name") != std::string::npos);
   CHECK(stmt_error("{\"kind\": \"param\", \"name\": \"n\", \"constraints\": [\"in 1..2, >= 0\"]}").find("'constraints' must hold") !=
         std::string::npos);
-  // Well-formed fields reach the .hcq parser, which reports at the JSON node when it has no "loc".
+  // Well-formed fields reach the builder (the .hcq parser's rules), which reports at the JSON node when it has no "loc".
   CHECK(stmt_error("{\"kind\": \"read\", \"range\": \"zz[0:4]\"}") == "t.json:1:90: undeclared name 'zz'");
 }
 

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "core/syntax/json_io.h"
@@ -137,6 +141,54 @@ TEST_CASE("json: the IR round-trips through JSON - with source locations") {
   CHECK(print_program(*back.program) == print_program(*r.program));
 }
 
+TEST_CASE("json: every corpus program reads back from its JSON form as the same program") {
+  namespace fs = std::filesystem;
+  size_t n = 0;
+  for (auto& entry : fs::directory_iterator(fs::path(QVET_SOURCE_DIR) / "corpus")) {
+    if (entry.path().extension() != ".hcq") continue;
+    CAPTURE(entry.path().string());
+    std::ifstream in(entry.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    SourceSet src;
+    LoadResult r = load_program_text(src, entry.path().string(), ss.str());
+    REQUIRE(r.program);
+    LoadResult back = load_program_text(src, "back.json", write_json_program(*r.program, src));
+    REQUIRE(back.program);
+    CHECK(print_program(*back.program) == print_program(*r.program));
+    CHECK(structure(*back.program, src) == structure(*r.program, src));
+    CHECK(back.program->expects.size() == r.program->expects.size());
+    ++n;
+  }
+  CHECK(n > 100);
+}
+
+TEST_CASE("json: the static rules are the .hcq parser's (one builder)") {
+  auto err = [](const std::string& stmts, const std::string& expect = "[]") {
+    SourceSet src;
+    LoadResult r = load_program_text(src, "t.json", "{\"format\": \"qvet-program\", \"statements\": [" + stmts +
+                                                         "], \"expect\": " + expect + "}");
+    return r.error ? r.error->message : std::string("(accepted)");
+  };
+  const std::string dev = "{\"kind\": \"device\", \"name\": \"g\", \"arch\": \"nv\"}";
+  const std::string buf = "{\"kind\": \"buffer\", \"name\": \"a\", \"on\": \"g\", \"size\": \"4\"}";
+  CHECK(err(dev + ", " + buf + ", {\"kind\": \"read\", \"range\": \"a[2:8]\"}") ==
+        "range a[2:8] is out of bounds of 'a' (4 bytes)");
+  CHECK(err(dev + ", " + dev) == "'g' is already declared");
+  CHECK(err(dev + ", {\"kind\": \"buffer\", \"name\": \"b\", \"on\": \"g\", \"size\": \"0\"}") == "buffer size can be 0");
+  CHECK(err("{\"kind\": \"param\", \"name\": \"n\", \"constraints\": [\">= 3\", \"<= 2\"]}") ==
+        "param 'n' has no admissible value");
+  CHECK(err("{\"kind\": \"param\", \"name\": \"n\", \"constraints\": []}") ==
+        "invalid JSON program: 'constraints' must hold at least one constraint");
+  CHECK(err(dev, "[{\"clean\": true}, {\"rule\": \"race\", \"lines\": [1]}]") ==
+        "'# expect: clean' must stand alone, but the file has other expectations");
+  CHECK(err(dev + ", " + buf + ", {\"kind\": \"commands\", \"name\": \"l\", \"params\": [\"o\"], \"body\": "
+                "[{\"op\": \"exec\", \"kernel\": \"k\", \"reads\": [\"a[o:o+4]\"]}]}, "
+                "{\"kind\": \"queue\", \"name\": \"q\", \"on\": \"g\", \"engine\": \"compute\"}, "
+                "{\"kind\": \"submit_list\", \"queue\": \"q\", \"list\": \"l\", \"args\": [[\"o\", \"1\"]]}")
+            .find("out of bounds of 'a' (4 bytes) when submitted at line") != std::string::npos);
+}
+
 TEST_CASE("json: errors in JSON input point at the statement's source line") {
   SourceSet src;
   std::string j = R"({"format": "qvet-program", "version": 1, "source": "x.hcq", "statements": [
@@ -193,6 +245,7 @@ TEST_CASE("parser: every error class names its line") {
       {"param n >= 5, <= 3\n", "1: param 'n' has no admissible value"},
       {"device g nv\nparam n in 1..10\nbuffer a on g 4K\nread a[0:n*1K]\n", "4: range a[0:1024*n] can be out of bounds"},
       {"device g nv\nrepeat i in 0..3 {\n  buffer a on g 4K\n}\n", "3: declarations belong at top level"},
+      {"device g nv\nqueue q on g compute\nsubmit q {\n  signal s on host\n}\n", "4: declarations belong at top level"},
       {"device g nv\nbuffer a on g 4K\nexec k reads a\n", "3: 'exec' is a device command"},
       {"device g nv\nsignal s on host\nbuffer a on g 4K\nwait a >= 1\n", "4: 'a' is a buffer, not a signal"},
       {"device g nv\nqueue c on g compute\nsubmit c { barrier }\n", "3: '{' must end the line"},

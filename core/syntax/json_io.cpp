@@ -5,6 +5,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "core/syntax/builder.h"
 #include "core/syntax/json_positions.h"
 #include "core/syntax/parser.h"
 #include "core/syntax/printer.h"
@@ -132,9 +133,9 @@ struct Writer {
   }
 };
 
-// What a JSON string field must hold. Fields become parts of .hcq lines, so each is checked
-// token by token first: no field can add what its statement does not have (a kernel
-// "k writes b", a range "a, b", a comment or a second line).
+// What a JSON string field must hold. The builder reads each field as tokens, so each is checked
+// token by token first: a field holds only what its kind allows (a kernel "k writes b" is not a
+// name, a range "a, b" is not one range), and the message says so in the JSON's terms.
 enum class Field { Name, Word, Expr, Range, Constraint };
 
 const char* describe(Field f) {
@@ -193,13 +194,13 @@ std::string shown(const std::string& s) {
   return s.size() > 60 ? out + "..." : out;
 }
 
-// Lowers JSON statements to .hcq lines, remembering each line's original location: the node's
-// "loc" in the source, else the node's place in the JSON text.
-struct Lowerer {
+// Builds the Program from JSON statements through the same ProgramBuilder as the .hcq parser:
+// names, expressions, ranges and every static rule are shared. Each field's tokens (and each
+// error) are located at the node's "loc" in the source, else at the node's place in the JSON text.
+struct Reader {
   JsonPositions& pos;
   uint32_t source_file;
-  std::string text;
-  std::vector<Loc> map;
+  ProgramBuilder b{source_file};
   int depth = 0;
 
   [[noreturn]] void bad_at(const Loc& l, const std::string& msg) const { throw InputError{l, "invalid JSON program: " + msg}; }
@@ -234,28 +235,49 @@ struct Lowerer {
     return v;
   }
   const J& arr(const J& object, const char* key) const { return get(object, key, J::value_t::array, "an array"); }
-  std::string str(const J& object, const char* key, Field kind) const {
+  const std::string& str(const J& object, const char* key, Field kind) const {
     const std::string& s = get(object, key, J::value_t::string, "a string").get_ref<const std::string&>();
     if (!has_shape(s, kind)) bad_field(object, key, std::string("'") + key + "' must be " + describe(kind) + ", got '" + shown(s) + "'");
     return s;
   }
-  std::string name(const J& object, const char* key) const { return str(object, key, Field::Name); }
-  std::string expr(const J& object, const char* key) const { return str(object, key, Field::Expr); }
-  std::string range(const J& object, const char* key) const { return str(object, key, Field::Range); }
   // The strings of the array object[key], each of shape `kind`.
-  std::vector<std::string> list(const J& object, const char* key, Field kind) const {
-    std::vector<std::string> out;
+  std::vector<const std::string*> list(const J& object, const char* key, Field kind) const {
+    std::vector<const std::string*> out;
     for (const J& x : arr(object, key)) {
       if (!x.is_string() || !has_shape(x.get_ref<const std::string&>(), kind))
         bad_field(object, key, std::string("'") + key + "' must hold strings, each " + describe(kind));
-      out.push_back(x.get<std::string>());
+      out.push_back(&x.get_ref<const std::string&>());
     }
     return out;
   }
-  std::string joined(const J& object, const char* key, Field kind) const {
-    std::string s;
-    for (auto& x : list(object, key, kind)) s += (s.empty() ? "" : ", ") + x;
-    return s;
+  // Makes the builder read the text of a field (checked to be of its shape), located at `l`.
+  void read(const std::string& text, const Loc& l) { b.read_field(text, l); }
+  void read(const J& object, const char* key, Field kind, const Loc& l) { read(str(object, key, kind), l); }
+  Token token(const J& object, const char* key, Field kind, const Loc& l) {
+    read(object, key, kind, l);
+    return b.take();
+  }
+  Token token(const std::string& text, const Loc& l) {
+    read(text, l);
+    return b.take();
+  }
+  Expr expr(const J& object, const char* key, const Loc& l) {
+    read(object, key, Field::Expr, l);
+    Expr e = b.expr();
+    b.expect_end();
+    return e;
+  }
+  Range range(const std::string& text, const Loc& l) {
+    read(text, l);
+    Range r = b.range();
+    b.expect_end();
+    return r;
+  }
+  std::vector<Range> ranges(const J& c, const char* key, const Loc& l) {
+    std::vector<Range> out;
+    if (c.contains(key))
+      for (const std::string* s : list(c, key, Field::Range)) out.push_back(range(*s, l));
+    return out;
   }
   // The objects of `array` (statements, commands), each checked to be an object.
   void each_object(const J& array, const char* what, const std::function<void(const J&)>& f) {
@@ -264,72 +286,134 @@ struct Lowerer {
       f(x);
     }
   }
-  void line(const std::string& s, const J& node) {
-    text += s + "\n";
-    map.push_back(where(node));
-  }
-  void commands(const J& body) {
-    each_object(body, "command", [&](const J& c) {
-      std::string op = str(c, "op", Field::Word);
-      if (op == "wait") line("wait " + name(c, "signal") + " >= " + expr(c, "value"), c);
-      else if (op == "signal") line("signal " + name(c, "signal") + " = " + expr(c, "value"), c);
-      else if (op == "timestamp") line("timestamp " + name(c, "signal"), c);
-      else if (op == "exec") {
-        std::string s = "exec " + name(c, "kernel");
-        if (c.contains("reads") && !arr(c, "reads").empty()) s += " reads " + joined(c, "reads", Field::Range);
-        if (c.contains("writes") && !arr(c, "writes").empty()) s += " writes " + joined(c, "writes", Field::Range);
-        line(s, c);
-      } else if (op == "copy") line("copy " + range(c, "src") + " -> " + range(c, "dst"), c);
-      else if (op == "barrier" || op == "memory_barrier") line(op, c);
-      else bad_field(c, "op", "unknown command op '" + op + "'");
+  std::vector<Command> commands(const J& body) {
+    std::vector<Command> out;
+    each_object(body, "command", [&](const J& j) {
+      Command c;
+      c.loc = where(j);
+      const Loc& l = c.loc;
+      const std::string& op = str(j, "op", Field::Word);
+      if (op == "wait" || op == "signal") {
+        c.op = op == "wait" ? CmdOp::Wait : CmdOp::Signal;
+        c.signal = b.signal(token(j, "signal", Field::Name, l));
+        c.value = expr(j, "value", l);
+      } else if (op == "timestamp") {
+        c.op = CmdOp::Timestamp;
+        c.signal = b.signal(token(j, "signal", Field::Name, l));
+      } else if (op == "exec") {
+        c.op = CmdOp::Exec;
+        b.set_kernel(c, token(j, "kernel", Field::Name, l));
+        c.reads = ranges(j, "reads", l);
+        c.writes = ranges(j, "writes", l);
+      } else if (op == "copy") {
+        c.op = CmdOp::Copy;
+        c.reads.push_back(range(str(j, "src", Field::Range), l));
+        c.writes.push_back(range(str(j, "dst", Field::Range), l));
+        b.check_copy(c, "");
+      } else if (op == "barrier") c.op = CmdOp::Barrier;
+      else if (op == "memory_barrier") c.op = CmdOp::MemoryBarrier;
+      else bad_field(j, "op", "unknown command op '" + op + "'");
+      out.push_back(std::move(c));
     });
+    return out;
   }
-  void block(const std::string& head, const J& s, void (Lowerer::*body)(const J&)) {
-    if (++depth > 256) bad(s, "blocks nested too deeply");
-    line(head + " {", s);
-    (this->*body)(arr(s, "body"));
-    line("}", s);
-    --depth;
+  std::vector<Stmt> stmts(const J& list) {
+    std::vector<Stmt> out;
+    each_object(list, "statement", [&](const J& s) { out.push_back(stmt(s)); });
+    return out;
   }
-  void stmts(const J& list) {
-    each_object(list, "statement", [&](const J& s) { stmt(s); });
-  }
-  std::string submit_args(const J& s) const {
-    std::string a;
-    for (const J& x : arr(s, "args")) {
-      bool pair = x.is_array() && x.size() == 2 && x[0].is_string() && x[1].is_string() &&
-                  has_shape(x[0].get_ref<const std::string&>(), Field::Name) && has_shape(x[1].get_ref<const std::string&>(), Field::Expr);
-      if (!pair) bad_field(s, "args", "'args' holds [name, expression] pairs");
-      a += (a.empty() ? "" : ", ") + x[0].get<std::string>() + " = " + x[1].get<std::string>();
-    }
-    return a;
-  }
-  void stmt(const J& s) {
-    std::string k = str(s, "kind", Field::Word);
-    if (k == "device") line("device " + name(s, "name") + " " + str(s, "arch", Field::Word), s);
-    else if (k == "peer") {
-      std::vector<std::string> d = list(s, "devices", Field::Name);
+  std::string declare(const J& s, const char* key, const Loc& l) { return b.declare_name(token(s, key, Field::Name, l)); }
+  Stmt stmt(const J& s) {
+    const std::string& k = str(s, "kind", Field::Word);
+    Stmt st;
+    st.loc = where(s);
+    const Loc& l = st.loc;
+    if (k == "device") {
+      std::string n = declare(s, "name", l);
+      b.add_device(st, n, b.arch(token(s, "arch", Field::Word, l)));
+    } else if (k == "peer") {
+      std::vector<const std::string*> d = list(s, "devices", Field::Name);
       if (d.size() != 2) bad_field(s, "devices", "'devices' must name two devices");
-      line("peer " + d[0] + " " + d[1], s);
-    } else if (k == "map") line("map " + name(s, "object") + " into " + name(s, "into"), s);
-    else if (k == "buffer") {
-      if (s.contains("view")) line("buffer " + name(s, "name") + " = " + range(s, "view"), s);
-      else line("buffer " + name(s, "name") + " on " + str(s, "on", Field::Word) + " " + expr(s, "size"), s);
+      Token first = token(*d[0], l);
+      b.add_peer(st, first, token(*d[1], l));
+    } else if (k == "map") {
+      ObjectRef o = b.memory(token(s, "object", Field::Name, l), "map");
+      b.add_map(st, o, b.device(token(s, "into", Field::Name, l)));
+    } else if (k == "buffer") {
+      std::string n = declare(s, "name", l);
+      if (s.contains("view")) {
+        b.add_view(st, n, range(str(s, "view", Field::Range), l));
+      } else {
+        read(s, "on", Field::Word, l);
+        uint32_t owner = b.owner();
+        b.add_base_buffer(st, n, owner, expr(s, "size", l), l);
+      }
     } else if (k == "signal_decl") {
-      line("signal " + name(s, "name") + " on " + str(s, "on", Field::Word) + (s.contains("init") ? " = " + expr(s, "init") : ""), s);
+      std::string n = declare(s, "name", l);
+      read(s, "on", Field::Word, l);
+      uint32_t owner = b.owner();
+      std::optional<std::pair<Expr, Loc>> init;
+      if (s.contains("init")) init = {expr(s, "init", l), l};
+      b.add_signal(st, n, owner, std::move(init));
     } else if (k == "queue") {
-      line("queue " + name(s, "name") + " on " + name(s, "on") + " " + str(s, "engine", Field::Word) +
-               (s.contains("ordering") ? " ordering " + str(s, "ordering", Field::Word) : ""), s);
-    } else if (k == "param") line("param " + name(s, "name") + " " + joined(s, "constraints", Field::Constraint), s);
-    else if (k == "commands") block("commands " + name(s, "name") + "(" + joined(s, "params", Field::Name) + ")", s, &Lowerer::commands);
-    else if (k == "submit") block("submit " + name(s, "queue"), s, &Lowerer::commands);
-    else if (k == "submit_list") line("submit " + name(s, "queue") + " " + name(s, "list") + "(" + submit_args(s) + ")", s);
-    else if (k == "wait") line("wait " + name(s, "signal") + " >= " + expr(s, "value"), s);
-    else if (k == "signal") line("signal " + name(s, "signal") + " = " + expr(s, "value"), s);
-    else if (k == "read" || k == "write") line(k + " " + range(s, "range"), s);
-    else if (k == "free" || k == "alloc") line(k + " " + name(s, "object"), s);
-    else if (k == "repeat") block("repeat " + name(s, "var") + " in " + expr(s, "from") + ".." + expr(s, "to"), s, &Lowerer::stmts);
-    else bad_field(s, "kind", "unknown statement kind '" + k + "'");
+      std::string n = declare(s, "name", l);
+      uint32_t dev = b.device(token(s, "on", Field::Name, l));
+      EngineKind e = b.engine(token(s, "engine", Field::Word, l));
+      Ordering o = s.contains("ordering") ? b.ordering(token(s, "ordering", Field::Word, l)) : Ordering::Default;
+      b.add_queue(st, n, dev, e, o);
+    } else if (k == "param") {
+      std::string n = declare(s, "name", l);
+      std::vector<Constraint> cs;
+      for (const std::string* c : list(s, "constraints", Field::Constraint)) {
+        read(*c, l);
+        cs.push_back(b.constraint());
+        b.expect_end();
+      }
+      if (cs.empty()) bad_field(s, "constraints", "'constraints' must hold at least one constraint");
+      b.add_param(st, n, std::move(cs));
+    } else if (k == "commands") {
+      b.begin_list(st, declare(s, "name", l));
+      for (const std::string* p : list(s, "params", Field::Name)) b.add_list_param(token(*p, l));
+      b.end_list(st, commands(arr(s, "body")));
+    } else if (k == "submit") {
+      st.kind = StmtKind::Submit;
+      st.id = b.queue(token(s, "queue", Field::Name, l));
+      st.cmds = commands(arr(s, "body"));
+    } else if (k == "submit_list") {
+      uint32_t q = b.queue(token(s, "queue", Field::Name, l));
+      b.begin_submit_list(st, q, b.list(token(s, "list", Field::Name, l)));
+      for (const J& x : arr(s, "args")) {
+        bool pair = x.is_array() && x.size() == 2 && x[0].is_string() && x[1].is_string() &&
+                    has_shape(x[0].get_ref<const std::string&>(), Field::Name) && has_shape(x[1].get_ref<const std::string&>(), Field::Expr);
+        if (!pair) bad_field(s, "args", "'args' holds [name, expression] pairs");
+        uint32_t v = b.argument(st, token(x[0].get_ref<const std::string&>(), l));
+        read(x[1].get_ref<const std::string&>(), l);
+        st.args.push_back({v, b.expr()});
+        b.expect_end();
+      }
+      b.end_submit_list(st, l);
+    } else if (k == "wait" || k == "signal") {
+      st.kind = k == "wait" ? StmtKind::Wait : StmtKind::Signal;
+      st.id = b.signal(token(s, "signal", Field::Name, l));
+      st.value = expr(s, "value", l);
+    } else if (k == "read" || k == "write") {
+      st.kind = k == "read" ? StmtKind::Read : StmtKind::Write;
+      st.range = range(str(s, "range", Field::Range), l);
+    } else if (k == "free" || k == "alloc") {
+      st.kind = k == "free" ? StmtKind::Free : StmtKind::Alloc;
+      st.object = b.memory(token(s, "object", Field::Name, l), k.c_str());
+    } else if (k == "repeat") {
+      if (++depth > kMaxDepth) bad(s, "blocks nested too deeply");
+      std::string n = declare(s, "var", l);
+      Expr lo = expr(s, "from", l), hi = expr(s, "to", l);
+      b.begin_repeat(st, n, l, std::move(lo), l, std::move(hi), l, depth - 1);
+      st.body = stmts(arr(s, "body"));
+      b.end_repeat();
+      --depth;
+    } else {
+      bad_field(s, "kind", "unknown statement kind '" + shown(k) + "'");
+    }
+    return st;
   }
   // One entry of "expect": {"clean": true} or {"rule": R, "lines": [L] or [L1, L2]}.
   Expectation expectation(const J& e) const {
@@ -445,19 +529,15 @@ Program read_json_program(SourceSet& src, uint32_t file) {
   std::string source = check_header(j, pos, file, src.name(file));
   bool is_itself = source == src.name(file);  // locations in the JSON text: the file the user named
   uint32_t source_file = src.add(source, is_itself ? text : "");
-  Lowerer low{pos, source_file, {}, {}};
-  std::vector<Expectation> expects;
+  Reader r{pos, source_file};
   try {
-    low.stmts(low.arr(j, "statements"));
+    r.b.program().stmts = r.stmts(r.arr(j, "statements"));
     if (j.contains("expect"))
-      low.each_object(low.arr(j, "expect"), "expectation", [&](const J& e) { expects.push_back(low.expectation(e)); });
+      r.each_object(r.arr(j, "expect"), "expectation", [&](const J& e) { r.b.add_expectation(r.expectation(e)); });
   } catch (const nlohmann::json::exception& e) {  // a check above missed a type: still an input error
     throw InputError{{file, 1, 1}, std::string("invalid JSON program: ") + e.what()};
   }
-  uint32_t lowered = src.add(src.name(file) + " (lowered)", std::move(low.text));
-  Program p = parse_hcq(src, lowered, &low.map);
-  p.file = source_file;
-  p.expects = std::move(expects);
+  Program p = r.b.finish();
   if (!is_itself) attach_own_source(src, source_file, p);
   return p;
 }

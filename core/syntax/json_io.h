@@ -1,6 +1,6 @@
-// qvet's JSON form of a Program (schema: docs/json.md). Writing is total; reading lowers the
-// JSON statements to .hcq statements and runs the .hcq parser over them, so both inputs obey
-// exactly the same rules and report errors at the original source line (each JSON node's "loc").
+// qvet's JSON form of a Program (schema: docs/json.md). Writing is total; reading builds the
+// Program through the ProgramBuilder the .hcq parser uses (core/syntax/builder.h), so both inputs
+// obey exactly the same rules; errors point at each node's "loc" in the source, else at the node.
 #pragma once
 #include <string>
 

@@ -1,8 +1,9 @@
 // Reading programs: the .hcq text parser and the loader that also accepts qvet's JSON IR.
 //
 // The parser is hand-written and line-oriented (one statement per line, `{` ends a line that
-// opens a block, `}` stands alone). It resolves names and checks every static rule of
-// language.md as it goes; the first violation is an InputError naming file:line:col.
+// opens a block, `}` stands alone). Names, expressions and every static rule of language.md go
+// through ProgramBuilder (builder.h), shared with the JSON reader; the first violation is an
+// InputError naming file:line:col.
 #pragma once
 #include <functional>
 #include <optional>
@@ -15,15 +16,12 @@
 
 namespace qvet {
 
-// Parses the text of `file` in `src`. When `line_map` is given, token locations are replaced by
-// line_map[line-1] (used for programs lowered from JSON: errors point at the original source).
-// Throws InputError.
 // Called with each top-level statement as soon as it is read (and the program read so far);
 // returning true drops the statement from the Program (it was consumed, e.g. elaborated).
 using StatementSink = std::function<bool(const Program&, const Stmt&)>;
 
-Program parse_hcq(const SourceSet& src, uint32_t file, const std::vector<Loc>* line_map = nullptr,
-                  const StatementSink* sink = nullptr);
+// Parses the text of `file` in `src`. Throws InputError.
+Program parse_hcq(const SourceSet& src, uint32_t file, const StatementSink* sink = nullptr);
 
 struct LoadResult {
   std::optional<Program> program;
@@ -44,9 +42,5 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& t
 
 // One `# expect:` item ("clean", "race@12,19"); throws InputError.
 Expectation parse_expectation(std::string_view item, Loc loc);
-
-
-// True for words the language reserves.
-bool is_keyword(std::string_view word);
 
 }  // namespace qvet

@@ -102,17 +102,15 @@ class SignalRaceChecker : public Checker {
         if (uint64_t k = list.count_other(lo, mid, w->value)) {
           count += k;
           last = list.prev_other(mid, lo, w->value);
-          for (uint32_t p = list.next_other(lo, mid, w->value); p < mid; p = list.next_other(p + 1, mid, w->value)) {
-            if (first_lines.size() == 8) {
-              more = true;
-              break;
-            }
+          for (uint32_t p = list.next_other(lo, mid, w->value); p < mid && first_lines.size() < 9; p = list.next_other(p + 1, mid, w->value))
             first_lines.push_back(c_.loc(list.w[p]->event).line);
-          }
         }
         for (uint32_t p = list.next_other(mid, hi, w->value); p < hi; p = list.next_other(p + 1, hi, w->value))
           pair(list.w[p]->event, *w);
       }
+      if (first_lines.size() == count) first_lines.pop_back();  // all of them: the last is the related write, whose line is the diagnostic's
+      more = first_lines.size() > 8;
+      first_lines.resize(std::min<size_t>(first_lines.size(), 8));
       if (count) {
         EventRef l = list.w[last]->event;
         if (Diagnostic* d = groups_.add_many(ev, l, count, first_lines, more)) describe(*d, ev, l);

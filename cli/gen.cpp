@@ -35,6 +35,9 @@ std::string gen_help() {
          "                            param-loop     a loop bounded by `param r in 1..63` (checked for every count)\n"
          "                            overlap-copies one overlap queue: execs, copies at any byte offset, barriers,\n"
          "                                           signals and host waits (the subset bench/peers runs through Vulkan)\n"
+         "                            racing-pairs   nv: `wait kick >= k; exec` writing one buffer (half of them\n"
+         "                                           reading it too), kicked by the host: every exec races with\n"
+         "                                           every other (n^2/8 racing pairs, n/2 findings)\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -111,6 +114,23 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
     for (uint64_t q = 0; q < queues; ++q) emit("wait s" + std::to_string(q) + " >= 1");
+  } else if (o.shape == "racing-pairs") {
+    // Each wait breaks the chain, so nothing orders any two execs (the hcq fuzzer's shape).
+    uint64_t iters = n / 2;
+    emit("device gpu0 nv");
+    emit("buffer inp on gpu0 4096");
+    emit("buffer out on gpu0 4096");
+    emit("signal kick on host");
+    emit("queue q on gpu0 compute");
+    for (uint64_t k = 1; k <= iters; k += 10) {
+      emit("submit q {");
+      for (uint64_t i = k; i <= std::min(iters, k + 9); ++i) {
+        emit("  wait kick >= " + std::to_string(i));
+        emit(i % 2 ? "  exec body reads inp writes out" : "  exec body reads inp, out writes out");
+      }
+      emit("}");
+    }
+    for (uint64_t i = 1; i <= iters; ++i) emit("signal kick = " + std::to_string(i));
   } else if (o.shape == "overlap-copies") {
     // One overlap queue (what Vulkan expresses: bench/peers): execs on 256-byte aligned ranges,
     // copies at any byte offset (they cut the buffers' shadow memory finely), barriers, signals
@@ -300,9 +320,9 @@ int run_gen(int argc, char** argv) {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
     } else if (a == "--shape") {
-      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop" &&
+      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop" && v != "racing-pairs" &&
           v != "overlap-copies")
-        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues, param-loop or overlap-copies");
+        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues, param-loop, overlap-copies or racing-pairs");
       o.shape = v;
     } else if (a == "-o") out = v;
     else throw GenUsageError("unknown option '" + a + "'");

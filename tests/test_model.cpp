@@ -309,3 +309,25 @@ TEST_CASE("model: a suggested wait on amd is the low dword the hardware compares
   REQUIRE(!c->diags[0].fixes.empty());
   CHECK(c->diags[0].fixes[0].description.find("`wait s >= 4`") != std::string::npos);
 }
+
+TEST_CASE("rules: race - every exec racing with every other is counted exactly, with the lines of the first") {
+  // gen --shape racing-pairs, small: exec i (line 8 + 2i) races with execs 0..i-1 (reads and writes of out).
+  std::string text = "device g nv\nbuffer inp on g 4K\nbuffer out on g 4K\nsignal kick on host\nqueue q on g compute\nsubmit q {\n";
+  const int n = 300;
+  for (int i = 0; i < n; ++i)
+    text += "  wait kick >= " + std::to_string(i + 1) + (i % 2 ? "\n  exec body reads inp, out writes out\n" : "\n  exec body reads inp writes out\n");
+  text += "}\n";
+  for (int i = 0; i < n; ++i) text += "signal kick = " + std::to_string(i + 1) + "\n";
+  auto c = check(text);
+  REQUIRE(c->diags.size() == n - 1);
+  for (auto& d : c->diags) {
+    int i = int(d.loc.line - 8) / 2;  // exec i
+    REQUIRE(d.related.size() == 1);
+    CHECK(d.related[0].loc.line == d.loc.line - 2);  // the last before it
+    CHECK(d.group.others == uint64_t(i - 1));
+    std::vector<uint32_t> first;
+    for (int k = 0; k < std::min(i - 1, 8); ++k) first.push_back(uint32_t(8 + 2 * k));
+    CHECK(d.group.lines == first);
+    CHECK(d.group.cut == (i - 1 > 8));
+  }
+}

@@ -331,3 +331,14 @@ TEST_CASE("rules: race - every exec racing with every other is counted exactly, 
     CHECK(d.group.cut == (i - 1 > 8));
   }
 }
+
+TEST_CASE("rules: signal-race - a group lists the other writes' lines, not the related write's own") {
+  auto c = check(
+      "device d nv\nsignal s on d\nqueue a on d compute ordering overlap\nqueue b on d compute\n"
+      "submit a {\n  signal s = 1\n  signal s = 2\n}\nsubmit b {\n  signal s = 3\n}\n");
+  REQUIRE(c->diags.size() == 1);
+  CHECK(c->diags[0].related[0].loc.line == 7);
+  CHECK(c->diags[0].group.others == 1);
+  CHECK(c->diags[0].group.lines == std::vector<uint32_t>{6});
+  CHECK(!c->diags[0].group.cut);
+}

@@ -108,7 +108,7 @@ class SignalRaceChecker : public Checker {
         for (uint32_t p = list.next_other(mid, hi, w->value); p < hi; p = list.next_other(p + 1, hi, w->value))
           pair(list.w[p]->event, *w);
       }
-      if (first_lines.size() == count) first_lines.pop_back();  // all of them: the last is the related write, whose line is the diagnostic's
+      if (count && first_lines.size() == count) first_lines.pop_back();  // all of them: the last is the related write, whose line is the diagnostic's
       more = first_lines.size() > 8;
       first_lines.resize(std::min<size_t>(first_lines.size(), 8));
       if (count) {

@@ -82,10 +82,7 @@ echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 shape_max=${SHAPE_MAX:-100000}
 for shape in chained-waits sliding-reads many-queues param-loop overlap-copies racing-pairs; do
   n=1000
-  max_n=$shape_max
-  # Not linear yet (docs/performance.md): 10^4 takes about a minute, 10^5 would take hours.
-  if [ "$shape" = racing-pairs ] && [ "$max_n" -gt 10000 ]; then max_n=10000; fi
-  while [ "$n" -le "$max_n" ]; do
+  while [ "$n" -le "$shape_max" ]; do
     f=$dir/$shape$n.hcq
     "$q" gen --shape "$shape" --commands "$n" -o "$f"
     read -r _ c _ r < <(measure1 "$f")

@@ -30,59 +30,238 @@ class RaceChecker : public Checker {
 
  private:
   ShadowMemory shadow_;
+  RunArena runs_;
   PairGroups groups_;
-  std::unordered_set<uint64_t> reported_;  // partners already reported for the current event (Engine::event_key)
+  std::unordered_set<uint64_t> reported_;  // partners already reported one by one for the current event (Engine::event_key)
 
-  bool same_agent(EventRef a, EventRef b) const {
-    return a.host == b.host && (a.host || c_.t.cmds[a.id].queue == c_.t.cmds[b.id].queue);
+  using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;  // order ranges [lo, hi)
+  static constexpr uint64_t kEnd = uint64_t(1) << 32;             // past every order
+
+  uint32_t agent_of(EventRef ev) const { return ev.host ? kHostAgent : c_.t.cmds[ev.id].queue; }
+  uint32_t order_of(EventRef ev) const { return ev.host ? ev.id : c_.t.cmds[ev.id].index; }
+  // The orders of `agent` that clock `k` knows the ends of (its accesses never end at the front end).
+  static Intervals known_of(const Clock& k, uint32_t agent) {
+    Intervals out;
+    if (agent == kHostAgent) {
+      if (k.host() >= 0) out.push_back({0, uint64_t(k.host()) + 1});
+    } else {
+      for (auto [lo, hi] : k.known_ranges(agent)) out.push_back({lo, hi});
+    }
+    return out;
   }
+  // What the current event's start does not know of `agent`, cached per event.
+  const Intervals& unknown_of(uint32_t agent) {
+    auto [it, fresh] = unknown_.try_emplace(agent);
+    if (fresh) {
+      uint64_t from = 0;
+      for (auto [lo, hi] : known_of(*start_, agent)) {
+        if (lo > from) it->second.push_back({from, lo});
+        from = std::max(from, hi);
+      }
+      it->second.push_back({from, kEnd});
+    }
+    return it->second;
+  }
+  std::map<uint32_t, Intervals> unknown_;
+  const Clock* start_ = nullptr;
+
   // Every earlier access of the bytes that `start` does not know races with this one, if they
-  // conflict. An earlier access is dominated by a later one of its own queue when its end is
-  // known to the later access's end and the later one conflicts with whatever it conflicts with:
-  // every event that races with it races with the later one too, and the later one is later in
-  // the queue's order. It moves under the later one (`hidden`), where an event looks only when it
-  // races with the later one (and then stops at the first hidden access it knows): nothing is
-  // dropped, every racing pair is counted in its group's message, and the lists stay short.
+  // conflict. Visible accesses are counted through their runs (shadow.h): per agent, the racing
+  // ones are the run's nodes in the order ranges the start does not know. An earlier access is
+  // dominated by a later one of its own agent when its end is known to the later access's end
+  // and the later one conflicts with whatever it conflicts with: every event that races with it
+  // races with the later one too. When a later access dominates a whole run, the run's accesses
+  // move under it (`hidden`), where an event looks only when it races with the later one; the
+  // segment's run starts again from the later access, so segments it covers become alike and
+  // merge. Nothing is dropped: every racing pair is counted in its group's message.
+  struct Source {
+    uint32_t agent, head;  // a run's newest node (the event's own node left out)
+    uint32_t access;       // the event's access that meets it
+    uint64_t lo, hi;       // the segment
+  };
+  struct HiddenRoot {
+    uint32_t node;
+    uint32_t access;
+    uint64_t lo, hi;
+  };
+  struct Counted {  // a run whose racing nodes submitted before the event were counted
+    uint32_t agent, head;
+    uint64_t split;
+  };
+  std::vector<Source> sources_;
+  std::vector<HiddenRoot> hidden_roots_;
+  std::vector<Counted> counted_;
+  std::unordered_set<uint64_t> hidden_keys_;  // accesses the current access hid (Trace::accesses indices)
+  std::map<std::pair<uint32_t, bool>, uint32_t> made_;  // (parent, write) -> the node the current access made on it
+
   void access_all(EventRef ev, uint32_t begin, uint32_t end, const Clock& start, const Clock& end_clock) {
     reported_.clear();
+    unknown_.clear();
+    sources_.clear();
+    hidden_roots_.clear();
+    counted_.clear();
+    start_ = &start;
+    uint32_t agent = agent_of(ev), order = order_of(ev);
+    Intervals own_known = known_of(end_clock, agent);
     for (uint32_t a = begin; a < end; ++a) {
       const Access& acc = c_.t.accesses[a];
       if (acc.freed_by != kNone) continue;  // use-after-free reports it; the memory may be another buffer's
-      // One entry per access, shared by every segment it covers, so that segments it leaves
-      // alike merge again (copies at odd offsets would otherwise cut a buffer ever finer).
       ShadowAccess self{ev, a, acc.write, nullptr};
       hidden_keys_.clear();
+      made_.clear();
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
-        for (const ShadowAccess& o : seg.writers) visit(o, self, start, lo, seg.hi);
-        if (acc.write)
-          for (const ShadowAccess& o : seg.readers) visit(o, self, start, lo, seg.hi);
-        auto hides = [&](const ShadowAccess& o) { return o.ev == ev || (same_agent(o.ev, ev) && c_.e.known(end_clock, o.ev)); };
-        auto take = [&](auto& list) {
-          for (auto it = list.begin(); it != list.end();) {
-            if (!hides(*it)) {
-              ++it;
-              continue;
-            }
-            // The same entry sits in every segment its access covers: hide it once.
-            if (!self.hidden) self.hidden.create();
-            if (hidden_keys_.insert(uint64_t(it->access)).second) self.hidden->push_back(std::move(*it));
-            it = list.erase(it);
+        for (const Run& r : seg.runs) {
+          if (!r.write && !acc.write) continue;  // reads do not race with reads
+          uint32_t head = r.head;
+          if (head != kNoNode && runs_[head].entry.ev == ev) {  // the event's earlier access: not a partner, but
+            if (runs_[head].entry.hidden) hidden_roots_.push_back({head, a, lo, seg.hi});  // what it hid may be
+            head = runs_[head].parent;
           }
-        };
-        if (acc.write) take(seg.writers);
-        take(seg.readers);
-        (acc.write ? seg.writers : seg.readers).push_back(self);
+          if (head == kNoNode) continue;
+          sources_.push_back({r.agent, head, a, lo, seg.hi});
+          // Racing nodes that hide accesses: those are looked under, one by one.
+          for (auto [ulo, uhi] : unknown_of(r.agent))
+            for (uint32_t x = runs_.prev_hidden(runs_.below(head, uhi)); x != kNoNode && runs_[x].index >= ulo;
+                 x = runs_.prev_hidden(runs_[x].parent))
+              hidden_roots_.push_back({x, a, lo, seg.hi});
+        }
+        update_runs(seg, self, agent, order, own_known);
       });
-      // The list was made when the first entry was hidden (most accesses hide none): the
-      // segments before that one get it too, so that all are alike again.
-      if (self.hidden)
-        shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, ShadowSegment& seg) {
-          (acc.write ? seg.writers : seg.readers).back().hidden = self.hidden;
-        });
+      if (self.hidden)  // made when the first access was hidden: every node of this access gets it
+        for (auto& [key, id] : made_) runs_.set_hidden(id, self.hidden);
       shadow_.coalesce(acc.buffer, acc.lo, acc.hi);
     }
+    std::stable_sort(sources_.begin(), sources_.end(), [](const Source& x, const Source& y) { return x.agent < y.agent; });
+    for (size_t i = 0, j; i < sources_.size(); i = j) {
+      for (j = i; j < sources_.size() && sources_[j].agent == sources_[i].agent; ++j) {}
+      races_with_agent(ev, i, j);
+    }
+    for (const HiddenRoot& h : hidden_roots_) {
+      ShadowAccess x{ev, h.access, c_.t.accesses[h.access].write, nullptr};
+      for (const ShadowAccess& o : *runs_[h.node].entry.hidden) visit(o, x, start, h.lo, h.hi);
+    }
   }
-  std::unordered_set<uint64_t> hidden_keys_;  // accesses the current access hid (Trace::accesses indices)
+
+  Run& run_of(ShadowSegment& seg, uint32_t agent, bool write) {
+    for (Run& r : seg.runs)
+      if (r.agent == agent && r.write == write) return r;
+    return seg.runs.emplace_back(Run{agent, write});
+  }
+  // Adds the access `self` to the segment: what it dominates moves under it.
+  void update_runs(ShadowSegment& seg, ShadowAccess& self, uint32_t agent, uint32_t order, const Intervals& own_known) {
+    EventRef ev = self.ev;
+    auto own = [&](const Run& r) { return r.head != kNoNode && runs_[r.head].entry.ev == ev; };
+    if (!self.write) {
+      for (const Run& r : seg.runs)  // the event writes these bytes too: that write stands for this read
+        if (r.agent == agent && r.write && own(r)) return;
+    }
+    if (self.write) {  // the event's own read of these bytes: its write stands for it, and takes what it hid
+      Run& reads = run_of(seg, agent, false);
+      if (own(reads)) {
+        if (const HiddenList& h = runs_[reads.head].entry.hidden) {
+          if (!self.hidden) self.hidden.create();
+          for (const ShadowAccess& e : *h)
+            if (hidden_keys_.insert(uint64_t(e.access)).second) self.hidden->push_back(e);
+        }
+        reads.head = runs_[reads.head].parent;
+      }
+      hide_if_dominated(reads, self, own_known);
+    }
+    Run& mine = run_of(seg, agent, self.write);
+    if (own(mine)) return;  // one node per event and run
+    hide_if_dominated(mine, self, own_known);
+    auto [it, fresh] = made_.try_emplace({mine.head, self.write}, kNoNode);
+    if (fresh) it->second = runs_.push(mine.head, self, order);
+    mine.head = it->second;
+  }
+  // Moves the whole run under `self` when the access's end knows every access in it.
+  void hide_if_dominated(Run& r, ShadowAccess& self, const Intervals& own_known) {
+    if (r.head == kNoNode) return;
+    uint64_t known = 0;
+    for (auto [lo, hi] : own_known) known += runs_.count(r.head, lo, hi);
+    if (known != runs_.depth(r.head)) return;
+    std::vector<uint32_t> nodes;
+    for (uint32_t x = r.head; x != kNoNode; x = runs_[x].parent) nodes.push_back(x);
+    if (!self.hidden) self.hidden.create();
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)  // oldest first
+      if (hidden_keys_.insert(uint64_t(runs_[*it].entry.access)).second) self.hidden->push_back(runs_[*it].entry);
+    r.head = kNoNode;
+  }
+
+  // The event's races with the visible accesses of one agent, sources_[i, j).
+  void races_with_agent(EventRef ev, size_t i, size_t j) {
+    uint32_t agent = sources_[i].agent;
+    const Intervals& unknown = unknown_of(agent);
+    // Submitted before the event: orders below `split` (an agent's events are submitted in order).
+    uint64_t key = c_.e.submit_key(ev), split;
+    if (agent == kHostAgent) {
+      split = uint64_t(std::partition_point(c_.t.host.begin(), c_.t.host.end(), [&](const HostEvent& h) {
+                         return c_.e.submit_key({true, uint32_t(&h - c_.t.host.data())}) < key;
+                       }) - c_.t.host.begin());
+    } else {
+      const auto& cmds = c_.t.queue_cmds[agent];
+      split = uint64_t(std::partition_point(cmds.begin(), cmds.end(), [&](uint32_t id) { return c_.e.submit_key({false, id}) < key; }) -
+                       cmds.begin());
+    }
+    bool one_run = std::all_of(sources_.begin() + long(i), sources_.begin() + long(j), [&](const Source& s) { return s.head == sources_[i].head; });
+    if (!one_run) {  // met through different runs (buffers, segments): each partner once, one by one
+      for (size_t s = i; s < j; ++s)
+        for (auto [lo, hi] : unknown)
+          for (uint32_t x = runs_.below(sources_[s].head, hi); x != kNoNode && runs_[x].index >= lo; x = runs_[x].parent)
+            report_node(x, sources_[s], ev);
+      return;
+    }
+    const Source& src = sources_[i];
+    // Submitted after it: the pair's primary is the partner, one pair at a time.
+    for (auto [lo, hi] : unknown)
+      for (uint32_t x = runs_.below(src.head, hi); x != kNoNode && runs_[x].index >= std::max(lo, split); x = runs_[x].parent)
+        report_node(x, src, ev);
+    // Submitted before it: one group, counted, with the lines of the first of them.
+    uint64_t count = 0;
+    uint32_t last = kNoNode;
+    std::vector<uint32_t> lines;
+    for (auto [lo, hi0] : unknown) {
+      uint64_t hi = std::min(hi0, split);
+      if (lo >= hi) continue;
+      uint32_t top = runs_.below(src.head, hi), bottom = runs_.depth(runs_.below(src.head, lo));
+      if (runs_.depth(top) == bottom) continue;
+      count += runs_.depth(top) - bottom;
+      last = top;
+      for (uint32_t d = bottom + 1; d <= runs_.depth(top) && lines.size() < 9; ++d)
+        lines.push_back(c_.loc(runs_[runs_.at_depth(top, d)].entry.ev).line);
+    }
+    if (!count) return;
+    counted_.push_back({agent, src.head, split});
+    if (lines.size() == count) lines.pop_back();  // all of them: the last is the related command, whose line is the diagnostic's
+    bool more = lines.size() > 8;
+    lines.resize(std::min<size_t>(lines.size(), 8));
+    const ShadowAccess& p = runs_[last].entry;
+    if (Diagnostic* d = groups_.add_many(ev, p.ev, count, lines, more)) {
+      found_order_[{Engine::event_key(ev), Engine::event_key(p.ev)}] = {p.ev, ev};
+      const Access& pa = c_.t.accesses[p.access];
+      // The first segment (in the event's order) where they meet.
+      for (size_t s = i; s < j; ++s) {
+        const Source& at = sources_[s];
+        if (pa.hi <= at.lo || at.hi <= pa.lo) continue;
+        describe(*d, ev, at.access, p.ev, p.access, std::max(at.lo, pa.lo), std::min(at.hi, pa.hi));
+        break;
+      }
+    }
+  }
+  void report_node(uint32_t x, const Source& s, EventRef ev) {
+    const Access& pa = c_.t.accesses[runs_[x].entry.access];
+    report(runs_[x].entry, {ev, s.access, c_.t.accesses[s.access].write, nullptr}, std::max(s.lo, pa.lo), std::min(s.hi, pa.hi));
+  }
+  // True when `partner` was counted in a group of the current event.
+  bool counted(EventRef partner) const {
+    uint32_t agent = agent_of(partner), order = order_of(partner);
+    for (const Counted& c : counted_) {
+      if (c.agent != agent || order >= c.split) continue;
+      uint32_t x = runs_.below(c.head, uint64_t(order) + 1);
+      if (x != kNoNode && runs_[x].index == order) return true;
+    }
+    return false;
+  }
 
   // `root` and what it hides, against the access `x` of the event being processed, on the
   // segment [lo, hi) that `x` covers. A loop, not recursion: what an access hides can be as deep
@@ -108,24 +287,29 @@ class RaceChecker : public Checker {
 
   // `first` was processed before `second`.
   void report(const ShadowAccess& first, const ShadowAccess& second, uint64_t lo, uint64_t hi) {
-    if (!reported_.insert(Engine::event_key(first.ev)).second) return;
+    if (counted(first.ev) || !reported_.insert(Engine::event_key(first.ev)).second) return;
     // Primary: the access submitted later; related: the earlier one.
     ShadowAccess later = second, earlier = first;
     if (c_.e.submit_key(first.ev) > c_.e.submit_key(second.ev)) std::swap(later, earlier);
     Diagnostic* d = groups_.add(later.ev, earlier.ev);
     if (!d) return;
     found_order_[{Engine::event_key(later.ev), Engine::event_key(earlier.ev)}] = {first.ev, second.ev};
-    const Access& la = c_.t.accesses[later.access];
-    const Access& ea = c_.t.accesses[earlier.access];
+    describe(*d, later.ev, later.access, earlier.ev, earlier.access, lo, hi);
+  }
+  // The finding (later, earlier), submitted in that order, through accesses `lacc` and `eacc`,
+  // on bytes [lo, hi).
+  void describe(Diagnostic& d, EventRef later, uint32_t lacc, EventRef earlier, uint32_t eacc, uint64_t lo, uint64_t hi) {
+    const Access& la = c_.t.accesses[lacc];
+    const Access& ea = c_.t.accesses[eacc];
     // The kind reads in submission order: the earlier access first.
     std::string kindname = ea.write ? (la.write ? "WAW" : "RAW") : "WAR";
     const Buffer& buf = c_.p.buffers[la.buffer];
-    d->set_rule(Rule::Race);
-    d->loc = c_.loc(later.ev);
-    d->message = kindname + " race on bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of '" + buf.name + "': " +
-                 c_.what(later.ev) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier.ev) +
-                 " (line " + std::to_string(c_.loc(earlier.ev).line) + ") may still " + (ea.write ? "write" : "read") + " them";
-    d->related.push_back({c_.loc(earlier.ev), "the earlier access: " + c_.what(earlier.ev)});
+    d.set_rule(Rule::Race);
+    d.loc = c_.loc(later);
+    d.message = kindname + " race on bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of '" + buf.name + "': " +
+                c_.what(later) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier) + " (line " +
+                std::to_string(c_.loc(earlier).line) + ") may still " + (ea.write ? "write" : "read") + " them";
+    d.related.push_back({c_.loc(earlier), "the earlier access: " + c_.what(earlier)});
   }
   // (later, earlier) by Engine::event_key -> the two in processing order (for witnesses)
   std::map<std::pair<uint64_t, uint64_t>, std::pair<EventRef, EventRef>> found_order_;

@@ -64,19 +64,84 @@ inline HiddenList::~HiddenList() {
   }  // each list dies with its accesses' lists already taken out: no recursion
 }
 
+// race: a segment's visible accesses, per agent and kind (reads, writes), as persistent lists in
+// one arena, newest first. An agent's accesses reach a list in its order (queue index, host
+// event), so the nodes of any order range are a stretch of the list: Myers' jump pointers find
+// the newest node below an order in O(log n), and each node knows how many nodes lie on its
+// path, so the nodes of a range are counted without visiting them (an overlapping queue whose
+// accesses nothing orders keeps them all visible: the race rule counts them). Segments share
+// lists: splitting one copies a head per list, and a node, once made, never changes but for the
+// hidden list its access gets while it is processed. Nothing is freed before the rule ends.
+constexpr uint32_t kNoNode = UINT32_MAX;
+
+struct RunNode {
+  ShadowAccess entry;
+  uint32_t index;        // the entry's event's order in its agent
+  uint32_t parent, jump;
+  uint32_t depth;        // nodes on its path, itself included
+  uint32_t prev_hidden;  // the newest node on its path (itself included) whose entry hides others
+};
+
+class RunArena {
+ public:
+  const RunNode& operator[](uint32_t id) const { return nodes_[id]; }
+  uint32_t depth(uint32_t id) const { return id == kNoNode ? 0 : nodes_[id].depth; }
+  uint32_t prev_hidden(uint32_t id) const { return id == kNoNode ? kNoNode : nodes_[id].prev_hidden; }
+  // A new newest node on top of `parent` (kNoNode: a new list).
+  uint32_t push(uint32_t parent, const ShadowAccess& e, uint32_t index) {
+    uint32_t jump = parent;
+    if (parent != kNoNode) {
+      uint32_t j = nodes_[parent].jump;
+      if (j != kNoNode && depth(parent) - depth(j) == depth(j) - depth(nodes_[j].jump)) jump = nodes_[j].jump;
+    }
+    uint32_t id = uint32_t(nodes_.size());
+    nodes_.push_back({e, index, parent, jump, depth(parent) + 1, e.hidden ? id : prev_hidden(parent)});
+    return id;
+  }
+  // Gives a node made for the access being processed the access's hidden list.
+  void set_hidden(uint32_t id, const HiddenList& h) {
+    nodes_[id].entry.hidden = h;
+    nodes_[id].prev_hidden = id;
+  }
+  // The newest node of the list from `head` whose order is below `t` (kNoNode: none).
+  uint32_t below(uint32_t head, uint64_t t) const {
+    uint32_t x = head;
+    while (x != kNoNode && nodes_[x].index >= t) {
+      uint32_t j = nodes_[x].jump;
+      x = j != kNoNode && nodes_[j].index >= t ? j : nodes_[x].parent;  // a jump skips only orders >= t
+    }
+    return x;
+  }
+  // The node of the list from `head` with `d` nodes on its path (1 <= d <= depth(head)).
+  uint32_t at_depth(uint32_t head, uint32_t d) const {
+    uint32_t x = head;
+    while (depth(x) > d) {
+      uint32_t j = nodes_[x].jump;
+      x = j != kNoNode && depth(j) >= d ? j : nodes_[x].parent;
+    }
+    return x;
+  }
+  // Nodes of the list from `head` with order in [lo, hi).
+  uint32_t count(uint32_t head, uint64_t lo, uint64_t hi) const {
+    return lo >= hi ? 0 : depth(below(head, hi)) - depth(below(head, lo));
+  }
+
+ private:
+  std::vector<RunNode> nodes_;
+};
+
+// One agent's visible reads, or its visible writes, of a segment.
+struct Run {
+  uint32_t agent;
+  bool write;
+  uint32_t head = kNoNode;
+  friend bool operator==(const Run&, const Run&) = default;
+};
+
 struct ShadowSegment {
   uint64_t hi = 0;
-  boost::container::small_vector<ShadowAccess, 1> writers, readers;
-  // Same entries (an access's entry is shared by the segments it covers): the two can be one.
-  bool alike(const ShadowSegment& o) const {
-    auto eq = [](const auto& a, const auto& b) {
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].access != b[i].access || !(a[i].ev == b[i].ev) || !a[i].hidden.same(b[i].hidden)) return false;
-      return true;
-    };
-    return eq(writers, o.writers) && eq(readers, o.readers);
-  }
+  boost::container::small_vector<Run, 2> runs;
+  bool alike(const ShadowSegment& o) const { return runs == o.runs; }
 };
 
 // Per base buffer, an interval map from byte ranges to a Segment (which has `uint64_t hi`, the

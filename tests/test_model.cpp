@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "checkers/shadow.h"
 #include "helpers.h"
 
 using qvet::test::check;
@@ -341,4 +342,41 @@ TEST_CASE("rules: signal-race - a group lists the other writes' lines, not the r
   CHECK(c->diags[0].group.others == 1);
   CHECK(c->diags[0].group.lines == std::vector<uint32_t>{6});
   CHECK(!c->diags[0].group.cut);
+}
+
+TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the list") {
+  qvet::RunArena a;
+  std::vector<uint32_t> heads{qvet::kNoNode};
+  uint64_t seed = 7;
+  auto rnd = [&](uint64_t k) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % k;
+  };
+  for (uint32_t i = 0; i < 3000; ++i) {
+    uint32_t parent = heads[rnd(heads.size())];  // lists branch: segments share their past
+    uint32_t order = parent == qvet::kNoNode ? uint32_t(rnd(3)) : a[parent].index + uint32_t(rnd(3)) + 1;
+    qvet::ShadowAccess e{{false, i}, i, rnd(2) == 0, nullptr};
+    if (rnd(5) == 0) e.hidden.create();
+    heads.push_back(a.push(parent, e, order));
+  }
+  for (int q = 0; q < 2000; ++q) {
+    uint32_t head = heads[rnd(heads.size())];
+    uint64_t lo = rnd(4000), hi = lo + rnd(2000);
+    uint32_t plain = 0, newest = qvet::kNoNode, depth = 0, hider = qvet::kNoNode;
+    for (uint32_t x = head; x != qvet::kNoNode; x = a[x].parent) {
+      ++depth;
+      if (a[x].index >= lo && a[x].index < hi) ++plain;
+      if (newest == qvet::kNoNode && a[x].index < hi) newest = x;
+      if (hider == qvet::kNoNode && a[x].entry.hidden) hider = x;
+    }
+    CHECK(a.count(head, lo, hi) == plain);
+    CHECK(a.below(head, hi) == newest);
+    CHECK(a.depth(head) == depth);
+    CHECK(a.prev_hidden(head) == hider);
+    if (depth) {
+      uint32_t d = uint32_t(rnd(depth)) + 1, x = head;
+      while (a.depth(x) > d) x = a[x].parent;
+      CHECK(a.at_depth(head, d) == x);
+    }
+  }
 }

@@ -20,7 +20,11 @@ void DiagnosticSink::add(Diagnostic d, uint32_t ctx, Order order) {
     e.d = std::move(d);
     e.order = order;
   }
-  if (e.ctxs.size() < 16 && std::find(e.ctxs.begin(), e.ctxs.end(), ctx) == e.ctxs.end()) e.ctxs.push_back(ctx);
+  // The first 16 contexts in elaboration order, whatever order the rules file them in.
+  auto at = std::lower_bound(e.ctxs.begin(), e.ctxs.end(), ctx);
+  if (at != e.ctxs.end() && *at == ctx) return;
+  e.ctxs.insert(at, ctx);
+  if (e.ctxs.size() > 16) e.ctxs.pop_back();
 }
 
 PairGroups::Group& PairGroups::group(EventRef primary, EventRef related, bool& fresh) {

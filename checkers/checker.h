@@ -2,6 +2,7 @@
 // (model/engine.h) and/or reads the Trace, and files Diagnostics into a DiagnosticSink, which
 // merges findings that repeat with the same rule and locations (loop iterations) into one.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -73,6 +74,23 @@ struct CheckContext {
   }
 };
 
+// The lines of a group's other commands, as far as a rule that counts them (rather than visit
+// each) looks: the distinct lines of the commands it visits, at most kMaxVisits visits, where one
+// visit may stand for a stretch of commands on one line. `more` when a line may be missing.
+struct LineSample {
+  static constexpr size_t kMaxVisits = 64;
+  std::vector<uint32_t> lines;  // distinct
+  uint64_t seen = 0;            // commands whose lines are in `lines`
+  size_t visits = 0;
+  bool full() const { return visits >= kMaxVisits || lines.size() > 8; }
+  void add(uint32_t line, uint64_t commands = 1) {
+    ++visits;
+    seen += commands;
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+  bool more(uint64_t count) const { return lines.size() > 8 || seen < count; }
+};
+
 // diagnostics.md, "Grouped per queue": the findings of one rule with the same primary event and
 // related events on the same queue (the host is one queue) are one diagnostic, related to the
 // last of them in that queue's submission order; its message lists the others.
@@ -84,7 +102,7 @@ class PairGroups {
   Diagnostic* add(EventRef primary, EventRef related);
   // Records `count` findings at once, (primary, x) for x among `count` commands of one queue that
   // the caller has not recorded before: `last` is the last of them in queue order, `first_lines`
-  // the lines of the first of them (`more`: there are other lines). Same return as add().
+  // lines of the others (`more`: a line may be missing). Same return as add().
   Diagnostic* add_many(EventRef primary, EventRef last, uint64_t count, const std::vector<uint32_t>& first_lines, bool more);
   // Files every group; `complete` runs on each first (explanations, fixes, witnesses).
   void flush(const std::function<void(Diagnostic&, EventRef primary, EventRef related)>& complete = {});

@@ -3,7 +3,10 @@
 // The explanation names the consumer's nearest wait and why it does not order the producer,
 // and the fix: a wait on a signal the producer's queue already writes, or a new signal/wait pair.
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <queue>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "checkers/checker.h"
@@ -84,9 +87,8 @@ class RaceChecker : public Checker {
     uint32_t access;
     uint64_t lo, hi;
   };
-  struct Counted {  // a run whose racing nodes submitted before the event were counted
+  struct Counted {  // a run whose racing nodes were counted (resolve_later: those submitted after the event)
     uint32_t agent, head;
-    uint64_t split;
   };
   std::vector<Source> sources_;
   std::vector<HiddenRoot> hidden_roots_;
@@ -109,6 +111,21 @@ class RaceChecker : public Checker {
       ShadowAccess self{ev, a, acc.write, nullptr};
       hidden_keys_.clear();
       made_.clear();
+      // Runs move under this access only where the segments it covers differ in them: where
+      // they are one history, the access goes on top and they stay alike (and its racing
+      // partners stay counted, not walked).
+      bool differ[2] = {false, false}, first = true;
+      uint32_t seen[2] = {kNoNode, kNoNode};
+      shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, ShadowSegment& seg) {
+        for (int w = 0; w < 2; ++w) {
+          uint32_t head = kNoNode;
+          for (const Run& r : seg.runs)
+            if (r.agent == agent && r.write == bool(w)) head = r.head;
+          if (first) seen[w] = head;
+          else differ[w] |= seen[w] != head;
+        }
+        first = false;
+      });
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t lo, ShadowSegment& seg) {
         for (const Run& r : seg.runs) {
           if (!r.write && !acc.write) continue;  // reads do not race with reads
@@ -125,7 +142,7 @@ class RaceChecker : public Checker {
                  x = runs_.prev_hidden(runs_[x].parent))
               hidden_roots_.push_back({x, a, lo, seg.hi});
         }
-        update_runs(seg, self, agent, order, own_known);
+        update_runs(seg, self, agent, order, own_known, differ);
       });
       if (self.hidden)  // made when the first access was hidden: every node of this access gets it
         for (auto& [key, id] : made_) runs_.set_hidden(id, self.hidden);
@@ -148,7 +165,8 @@ class RaceChecker : public Checker {
     return seg.runs.emplace_back(Run{agent, write});
   }
   // Adds the access `self` to the segment: what it dominates moves under it.
-  void update_runs(ShadowSegment& seg, ShadowAccess& self, uint32_t agent, uint32_t order, const Intervals& own_known) {
+  void update_runs(ShadowSegment& seg, ShadowAccess& self, uint32_t agent, uint32_t order, const Intervals& own_known,
+                   const bool differ[2]) {
     EventRef ev = self.ev;
     auto own = [&](const Run& r) { return r.head != kNoNode && runs_[r.head].entry.ev == ev; };
     if (!self.write) {
@@ -165,13 +183,13 @@ class RaceChecker : public Checker {
         }
         reads.head = runs_[reads.head].parent;
       }
-      hide_if_dominated(reads, self, own_known);
+      if (differ[0]) hide_if_dominated(reads, self, own_known);
     }
     Run& mine = run_of(seg, agent, self.write);
     if (own(mine)) return;  // one node per event and run
-    hide_if_dominated(mine, self, own_known);
+    if (differ[self.write]) hide_if_dominated(mine, self, own_known);
     auto [it, fresh] = made_.try_emplace({mine.head, self.write}, kNoNode);
-    if (fresh) it->second = runs_.push(mine.head, self, order);
+    if (fresh) it->second = runs_.push(mine.head, self, order, c_.loc(ev).line);
     mine.head = it->second;
   }
   // Moves the whole run under `self` when the access's end knows every access in it.
@@ -212,31 +230,56 @@ class RaceChecker : public Checker {
       return;
     }
     const Source& src = sources_[i];
-    // Submitted after it: the pair's primary is the partner, one pair at a time.
-    for (auto [lo, hi] : unknown)
-      for (uint32_t x = runs_.below(src.head, hi); x != kNoNode && runs_[x].index >= std::max(lo, split); x = runs_[x].parent)
-        report_node(x, src, ev);
-    // Submitted before it: one group, counted, with the lines of the first of them.
+    counted_.push_back({agent, src.head});
+    // Submitted after it: each partner is the primary of its own group. The stretches of the run
+    // are kept and counted at the end, for all events at once (resolve_later).
+    for (auto [lo, hi] : unknown) {
+      uint64_t from = std::max(lo, split);
+      if (from >= hi) continue;
+      uint32_t top = runs_.below(src.head, hi), bottom = runs_.below(src.head, from);
+      if (top != bottom) later_.push_back({agent_of(ev), order_of(ev), ev, top, bottom, src.access, src.lo, src.hi});
+    }
+    // Submitted before it: one group, counted, with the others' lines.
     uint64_t count = 0;
     uint32_t last = kNoNode;
-    std::vector<uint32_t> lines;
-    for (auto [lo, hi0] : unknown) {
-      uint64_t hi = std::min(hi0, split);
+    std::vector<std::pair<uint32_t, uint32_t>> stretches;  // (top, bottom depth), newest first
+    for (auto it = unknown.rbegin(); it != unknown.rend(); ++it) {
+      uint64_t lo = it->first, hi = std::min(it->second, split);
       if (lo >= hi) continue;
       uint32_t top = runs_.below(src.head, hi), bottom = runs_.depth(runs_.below(src.head, lo));
       if (runs_.depth(top) == bottom) continue;
       count += runs_.depth(top) - bottom;
-      last = top;
-      for (uint32_t d = bottom + 1; d <= runs_.depth(top) && lines.size() < 9; ++d)
-        lines.push_back(c_.loc(runs_[runs_.at_depth(top, d)].entry.ev).line);
+      if (last == kNoNode) last = top;
+      stretches.push_back({top, bottom});
     }
     if (!count) return;
-    counted_.push_back({agent, src.head, split});
-    if (lines.size() == count) lines.pop_back();  // all of them: the last is the related command, whose line is the diagnostic's
-    bool more = lines.size() > 8;
-    lines.resize(std::min<size_t>(lines.size(), 8));
+    // The others' lines, oldest first, a stretch of nodes on one line at a time (the related
+    // command, `last`, aside).
+    LineSample lines;
+    for (auto it = stretches.rbegin(); it != stretches.rend(); ++it) {
+      auto [top, bottom] = *it;
+      uint32_t x = runs_.at_depth(top, bottom + 1);
+      for (uint32_t d = bottom + 1; d <= runs_.depth(top) && !lines.full();) {
+        // The newest depth on x's line (nodes on one line share line_from): most often x's own.
+        uint32_t from = runs_[x].line_from, lo = d, hi = runs_.depth(top);
+        uint32_t next = d < hi ? runs_.at_depth(top, d + 1) : kNoNode;
+        if (next != kNoNode && runs_[next].line_from == from) {
+          while (lo < hi) {
+            uint32_t m = lo + (hi - lo + 1) / 2;
+            if (runs_[runs_.at_depth(top, m)].line_from == from) lo = m;
+            else hi = m - 1;
+          }
+          next = lo < runs_.depth(top) ? runs_.at_depth(top, lo + 1) : kNoNode;
+        }
+        uint32_t n = lo - d + 1 - (top == last && lo == runs_.depth(top) ? 1 : 0);
+        if (n) lines.add(runs_[x].line, n);
+        d = lo + 1;
+        x = next;
+      }
+    }
+    bool more = lines.more(count - 1);
     const ShadowAccess& p = runs_[last].entry;
-    if (Diagnostic* d = groups_.add_many(ev, p.ev, count, lines, more)) {
+    if (Diagnostic* d = groups_.add_many(ev, p.ev, count, lines.lines, more)) {
       found_order_[{Engine::event_key(ev), Engine::event_key(p.ev)}] = {p.ev, ev};
       const Access& pa = c_.t.accesses[p.access];
       // The first segment (in the event's order) where they meet.
@@ -256,11 +299,123 @@ class RaceChecker : public Checker {
   bool counted(EventRef partner) const {
     uint32_t agent = agent_of(partner), order = order_of(partner);
     for (const Counted& c : counted_) {
-      if (c.agent != agent || order >= c.split) continue;
+      if (c.agent != agent) continue;
       uint32_t x = runs_.below(c.head, uint64_t(order) + 1);
       if (x != kNoNode && runs_[x].index == order) return true;
     }
     return false;
+  }
+
+  // Racing accesses submitted after the event that met them: each is the primary of a group of
+  // the event's agent. Kept per event and run as a stretch of the run, and counted at the end.
+  struct Later {
+    uint32_t agent, order;  // the event's agent and order: the group's related queue
+    EventRef ev;
+    uint32_t top, bottom;  // the stretch: the nodes from `top` down to `bottom` (not included)
+    uint32_t access;       // the event's access, and its segment, for the message
+    uint64_t lo, hi;
+  };
+  std::vector<Later> later_;
+
+  // Counts, for every node, the stretches of each agent that cover it, per source line of the
+  // stretches' events: a stretch adds one (on its line) at its top and takes one at its bottom,
+  // and a node's counts are the sums over the nodes above it (made after it, on top of it),
+  // summed from the newest node down; only covered nodes (one per group member) and stretch ends
+  // are touched, and the counts move up a chain without being copied. The related event (the
+  // last stretch covering the node) comes from painting the stretches from the last, each node
+  // once (a union-find skips painted ones). Then each partner's nodes make one group per agent.
+  void resolve_later() {
+    using Lines = std::map<uint32_t, int64_t>;  // line -> stretches
+    std::stable_sort(later_.begin(), later_.end(), [](const Later& x, const Later& y) { return x.agent < y.agent; });
+    for (size_t i = 0, j; i < later_.size(); i = j) {
+      for (j = i; j < later_.size() && later_[j].agent == later_[i].agent; ++j) {}
+      struct Acc {
+        Lines lines;
+        int64_t total = 0;
+      };
+      std::unordered_map<uint32_t, Acc> acc;
+      std::priority_queue<uint32_t> todo;  // newest node first: a node's children come before it
+      auto add = [&](uint32_t n, Acc&& m) {
+        auto [it, fresh] = acc.try_emplace(n);
+        if (fresh) todo.push(n);
+        Acc& a = it->second;
+        if (a.lines.size() < m.lines.size()) std::swap(a, m);  // the smaller into the larger
+        a.total += m.total;
+        for (auto [line, v] : m.lines)
+          if ((a.lines[line] += v) == 0) a.lines.erase(line);
+      };
+      for (size_t k = i; k < j; ++k) {
+        uint32_t line = c_.loc(later_[k].ev).line;
+        add(later_[k].top, Acc{{{line, 1}}, 1});
+        if (later_[k].bottom != kNoNode) add(later_[k].bottom, Acc{{{line, -1}}, -1});
+      }
+      struct Cover {
+        uint64_t count = 0;
+        std::vector<std::pair<uint32_t, uint64_t>> lines;  // the first 10 (line, stretches)
+        bool more_lines = false;
+      };
+      std::map<uint32_t, Cover> cover;  // node -> the stretches covering it
+      while (!todo.empty()) {
+        uint32_t n = todo.top();
+        todo.pop();
+        Acc m = std::move(acc[n]);
+        acc.erase(n);
+        if (m.lines.empty()) continue;
+        Cover& c = cover[n];
+        c.count = uint64_t(m.total);
+        for (auto it = m.lines.begin(); it != m.lines.end() && c.lines.size() < 10; ++it) c.lines.push_back({it->first, uint64_t(it->second)});
+        c.more_lines = m.lines.size() > 10;
+        if (runs_[n].parent != kNoNode) add(runs_[n].parent, std::move(m));
+      }
+      // Paint: the last stretch covering each node.
+      std::unordered_map<uint32_t, uint32_t> skip;  // union-find: a painted node -> the next one to look at
+      auto find = [&](uint32_t x) {
+        uint32_t r = x;
+        for (auto it = skip.find(r); it != skip.end(); it = skip.find(r)) r = it->second;
+        for (auto it = skip.find(x); it != skip.end() && it->second != r; it = skip.find(x)) x = std::exchange(it->second, r);
+        return r;
+      };
+      std::unordered_map<uint32_t, size_t> last;
+      for (size_t k = j; k-- > i;)
+        for (uint32_t x = find(later_[k].top); x != kNoNode && runs_.depth(x) > runs_.depth(later_[k].bottom); x = find(runs_[x].parent)) {
+          last.try_emplace(x, k);
+          skip[x] = runs_[x].parent;
+        }
+      // One group per partner event (its nodes in different runs add up).
+      struct Group {
+        uint64_t count = 0;
+        size_t last = 0;
+        uint32_t node = kNoNode;  // the partner's node the last stretch covers
+        std::map<uint32_t, uint64_t> lines;
+        bool more_lines = false;
+      };
+      std::map<uint64_t, Group> groups;  // by Engine::event_key of the partner
+      for (auto& [n, c] : cover) {
+        Group& g = groups[Engine::event_key(runs_[n].entry.ev)];
+        g.count += c.count;
+        size_t l = last.at(n);
+        if (g.node == kNoNode || later_[l].order > later_[g.last].order) g.last = l, g.node = n;
+        for (auto [line, v] : c.lines) g.lines[line] += v;
+        g.more_lines |= c.more_lines;
+      }
+      for (auto& [key, g] : groups) {
+        // The others' lines: the related event's stretch aside.
+        if (auto it = g.lines.find(c_.loc(later_[g.last].ev).line); it != g.lines.end() && --it->second == 0) g.lines.erase(it);
+        std::vector<uint32_t> lines;
+        for (auto [line, v] : g.lines)
+          if (lines.size() < 9) lines.push_back(line);
+        bool more = g.more_lines || lines.size() > 8;
+        lines.resize(std::min<size_t>(lines.size(), 8));
+        const Later& l = later_[g.last];
+        const ShadowAccess& p = runs_[g.node].entry;
+        if (Diagnostic* d = groups_.add_many(p.ev, l.ev, g.count, lines, more)) {
+          found_order_[{Engine::event_key(p.ev), Engine::event_key(l.ev)}] = {p.ev, l.ev};
+          const Access& pa = c_.t.accesses[p.access];
+          describe(*d, p.ev, p.access, l.ev, l.access, std::max(l.lo, pa.lo), std::min(l.hi, pa.hi));
+        }
+      }
+    }
+    later_.clear();
   }
 
   // `root` and what it hides, against the access `x` of the event being processed, on the
@@ -349,6 +504,7 @@ class RaceChecker : public Checker {
  public:
   // Fixes are chosen once every write is known, so a suggested wait is checked against all of them.
   void finish() override {
+    resolve_later();
     size_t witnesses = 0;
     groups_.flush([&](Diagnostic& d, EventRef later, EventRef earlier) {
       explain(d, earlier, later);

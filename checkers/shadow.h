@@ -80,6 +80,8 @@ struct RunNode {
   uint32_t parent, jump;
   uint32_t depth;        // nodes on its path, itself included
   uint32_t prev_hidden;  // the newest node on its path (itself included) whose entry hides others
+  uint32_t line;         // the source line of its event
+  uint32_t line_from;    // the depth where the stretch of nodes on this line, down to it, begins
 };
 
 class RunArena {
@@ -88,14 +90,15 @@ class RunArena {
   uint32_t depth(uint32_t id) const { return id == kNoNode ? 0 : nodes_[id].depth; }
   uint32_t prev_hidden(uint32_t id) const { return id == kNoNode ? kNoNode : nodes_[id].prev_hidden; }
   // A new newest node on top of `parent` (kNoNode: a new list).
-  uint32_t push(uint32_t parent, const ShadowAccess& e, uint32_t index) {
+  uint32_t push(uint32_t parent, const ShadowAccess& e, uint32_t index, uint32_t line) {
     uint32_t jump = parent;
     if (parent != kNoNode) {
       uint32_t j = nodes_[parent].jump;
       if (j != kNoNode && depth(parent) - depth(j) == depth(j) - depth(nodes_[j].jump)) jump = nodes_[j].jump;
     }
-    uint32_t id = uint32_t(nodes_.size());
-    nodes_.push_back({e, index, parent, jump, depth(parent) + 1, e.hidden ? id : prev_hidden(parent)});
+    uint32_t id = uint32_t(nodes_.size()), d = depth(parent) + 1;
+    uint32_t from = parent != kNoNode && nodes_[parent].line == line ? nodes_[parent].line_from : d;
+    nodes_.push_back({e, index, parent, jump, d, e.hidden ? id : prev_hidden(parent), line, from});
     return id;
   }
   // Gives a node made for the access being processed the access's hidden list.

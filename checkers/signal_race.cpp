@@ -29,8 +29,9 @@ class SignalRaceChecker : public Checker {
     std::vector<uint32_t> run_begin;  // first position of the run of equal values holding this one
     std::vector<uint32_t> run_end;    // at a run's first position: one past its last
     std::unordered_map<uint64_t, std::vector<uint32_t>> at_value;  // value -> positions
+    std::vector<uint32_t> line, line_begin, line_end;  // the same for source lines (a group's lines)
 
-    void push(const SignalWrite* x, uint32_t i) {
+    void push(const SignalWrite* x, uint32_t i, uint32_t l) {
       uint32_t p = uint32_t(w.size());
       bool joins = p && w.back()->value == x->value;
       w.push_back(x), index.push_back(i);
@@ -38,6 +39,11 @@ class SignalRaceChecker : public Checker {
       run_end.push_back(p + 1);
       run_end[run_begin.back()] = p + 1;
       at_value[x->value].push_back(p);
+      bool same_line = p && line.back() == l;
+      line.push_back(l);
+      line_begin.push_back(same_line ? line_begin.back() : p);
+      line_end.push_back(p + 1);
+      line_end[line_begin.back()] = p + 1;
     }
     // Positions in [lo, hi) whose value is not v.
     uint64_t count_other(uint32_t lo, uint32_t hi, uint64_t v) const {
@@ -94,29 +100,32 @@ class SignalRaceChecker : public Checker {
                                 list.w.begin());
       uint64_t count = 0;
       uint32_t last = kNone;
-      std::vector<uint32_t> first_lines;
-      bool more = false;
       for (auto [lo, hi] : unknown) {
         if (lo >= hi) continue;
         uint32_t mid = std::clamp(split, lo, hi);
         if (uint64_t k = list.count_other(lo, mid, w->value)) {
           count += k;
           last = list.prev_other(mid, lo, w->value);
-          for (uint32_t p = list.next_other(lo, mid, w->value); p < mid && first_lines.size() < 9; p = list.next_other(p + 1, mid, w->value))
-            first_lines.push_back(c_.loc(list.w[p]->event).line);
         }
         for (uint32_t p = list.next_other(mid, hi, w->value); p < hi; p = list.next_other(p + 1, hi, w->value))
           pair(list.w[p]->event, *w);
       }
-      if (count && first_lines.size() == count) first_lines.pop_back();  // all of them: the last is the related write, whose line is the diagnostic's
-      more = first_lines.size() > 8;
-      first_lines.resize(std::min<size_t>(first_lines.size(), 8));
       if (count) {
+        LineSample lines;  // the others' (the related write, `last`, aside), first ones first
+        for (auto [lo, hi] : unknown) {
+          uint32_t mid = std::clamp(split, lo, hi);
+          for (uint32_t p = list.next_other(lo, mid, w->value); p < mid && !lines.full();) {
+            uint32_t e = std::min(list.line_end[list.line_begin[p]], mid);  // a stretch on one line
+            uint64_t n = list.count_other(p, e, w->value) - (last >= p && last < e ? 1 : 0);
+            if (n) lines.add(list.line[p], n);
+            p = list.next_other(e, mid, w->value);
+          }
+        }
         EventRef l = list.w[last]->event;
-        if (Diagnostic* d = groups_.add_many(ev, l, count, first_lines, more)) describe(*d, ev, l);
+        if (Diagnostic* d = groups_.add_many(ev, l, count, lines.lines, lines.more(count - 1))) describe(*d, ev, l);
       }
     }
-    by_agent_[w->signal][w->agent].push(w, ev.host ? ev.id : c_.t.cmds[ev.id].index);
+    by_agent_[w->signal][w->agent].push(w, ev.host ? ev.id : c_.t.cmds[ev.id].index, c_.loc(ev).line);
   }
 
   // `later` (submitted after `earlier`) and `earlier` write different values, unordered.

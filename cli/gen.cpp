@@ -38,6 +38,9 @@ std::string gen_help() {
          "                            racing-pairs   nv: `wait kick >= k; exec` writing one buffer (half of them\n"
          "                                           reading it too), kicked by the host: every exec races with\n"
          "                                           every other (n^2/8 racing pairs, n/2 findings)\n"
+         "                            host-refill    nv: the host writes an input and kicks a queue whose exec\n"
+         "                                           reads it, never waiting: every write races with every\n"
+         "                                           earlier exec (each write the primary of its own finding)\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -114,14 +117,16 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
     for (uint64_t q = 0; q < queues; ++q) emit("wait s" + std::to_string(q) + " >= 1");
-  } else if (o.shape == "racing-pairs") {
-    // Each wait breaks the chain, so nothing orders any two execs (the hcq fuzzer's shape).
-    uint64_t iters = n / 2;
+  } else if (o.shape == "racing-pairs" || o.shape == "host-refill") {  // the hcq fuzzer's shapes
+    bool refill = o.shape == "host-refill";
     emit("device gpu0 nv");
-    emit("buffer inp on gpu0 4096");
-    emit("buffer out on gpu0 4096");
+    emit(refill ? "buffer inp on host 4096" : "buffer inp on gpu0 4096\nbuffer out on gpu0 4096");
     emit("signal kick on host");
     emit("queue q on gpu0 compute");
+  }
+  if (o.shape == "racing-pairs") {
+    // Each wait breaks the chain, so nothing orders any two execs.
+    uint64_t iters = n / 2;
     for (uint64_t k = 1; k <= iters; k += 10) {
       emit("submit q {");
       for (uint64_t i = k; i <= std::min(iters, k + 9); ++i) {
@@ -131,6 +136,16 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
     for (uint64_t i = 1; i <= iters; ++i) emit("signal kick = " + std::to_string(i));
+  } else if (o.shape == "host-refill") {
+    uint64_t iters = n / 4;
+    for (uint64_t i = 1; i <= iters; ++i) {
+      emit("submit q {");
+      emit("  wait kick >= " + std::to_string(i));
+      emit("  exec body reads inp");
+      emit("}");
+      emit("write inp");
+      emit("signal kick = " + std::to_string(i));
+    }
   } else if (o.shape == "overlap-copies") {
     // One overlap queue (what Vulkan expresses: bench/peers): execs on 256-byte aligned ranges,
     // copies at any byte offset (they cut the buffers' shadow memory finely), barriers, signals
@@ -320,9 +335,9 @@ int run_gen(int argc, char** argv) {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
     } else if (a == "--shape") {
-      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop" && v != "racing-pairs" &&
+      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop" && v != "racing-pairs" && v != "host-refill" &&
           v != "overlap-copies")
-        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues, param-loop, overlap-copies or racing-pairs");
+        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues, param-loop, overlap-copies, racing-pairs or host-refill");
       o.shape = v;
     } else if (a == "-o") out = v;
     else throw GenUsageError("unknown option '" + a + "'");

@@ -24,7 +24,7 @@ struct GenOptions {
   std::string format = "hcq";
   bool symbolic = false;  // a `param tv in 0..2` as the threshold of each queue's first cross wait
   // eager (the pattern above), or one of the shapes that stress one cost of the checker
-  // (bench/run.sh measures each): chained-waits, sliding-reads, many-queues, param-loop, overlap-copies, racing-pairs.
+  // (bench/run.sh measures each): chained-waits, sliding-reads, many-queues, param-loop, overlap-copies, racing-pairs, host-refill.
   std::string shape = "eager";
 };
 

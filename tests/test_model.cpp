@@ -357,7 +357,7 @@ TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the
     uint32_t order = parent == qvet::kNoNode ? uint32_t(rnd(3)) : a[parent].index + uint32_t(rnd(3)) + 1;
     qvet::ShadowAccess e{{false, i}, i, rnd(2) == 0, nullptr};
     if (rnd(5) == 0) e.hidden.create();
-    heads.push_back(a.push(parent, e, order));
+    heads.push_back(a.push(parent, e, order, uint32_t(rnd(3))));
   }
   for (int q = 0; q < 2000; ++q) {
     uint32_t head = heads[rnd(heads.size())];
@@ -373,10 +373,42 @@ TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the
     CHECK(a.below(head, hi) == newest);
     CHECK(a.depth(head) == depth);
     CHECK(a.prev_hidden(head) == hider);
+    if (head != qvet::kNoNode) {  // the stretch of nodes on the head's line
+      uint32_t from = a.depth(head);
+      for (uint32_t x = a[head].parent; x != qvet::kNoNode && a[x].line == a[head].line; x = a[x].parent) from = a.depth(x);
+      CHECK(a[head].line_from == from);
+    }
     if (depth) {
       uint32_t d = uint32_t(rnd(depth)) + 1, x = head;
       while (a.depth(x) > d) x = a[x].parent;
       CHECK(a.at_depth(head, d) == x);
     }
+  }
+}
+
+TEST_CASE("rules: race - partners submitted later are counted too: each host write races with every earlier exec") {
+  // The hcq fuzzer's shape: the host refills the input and kicks the queue, never waiting for it.
+  std::string text = "device g nv\nbuffer inp on host 4K\nsignal kick on host\nqueue q on g compute\n";  // lines 1-4
+  const int n = 200;
+  std::vector<uint32_t> exec_line, write_line;
+  uint32_t line = 5;
+  for (int i = 1; i <= n; ++i) {
+    text += "submit q {\n  wait kick >= " + std::to_string(i) + "\n  exec body reads inp\n}\nwrite inp\nsignal kick = " + std::to_string(i) + "\n";
+    exec_line.push_back(line + 2);
+    write_line.push_back(line + 4);
+    line += 6;
+  }
+  auto c = check(text);
+  REQUIRE(c->diags.size() == n - 1);
+  for (auto& d : c->diags) {
+    auto at = std::find(write_line.begin(), write_line.end(), d.loc.line);
+    REQUIRE(at != write_line.end());
+    int j = int(at - write_line.begin());  // the write of iteration j races with the execs of iterations 0..j-1
+    REQUIRE(d.related.size() == 1);
+    CHECK(d.related[0].loc.line == exec_line[size_t(j - 1)]);
+    CHECK(d.group.others == uint64_t(j - 1));
+    std::vector<uint32_t> first(exec_line.begin(), exec_line.begin() + std::min(j - 1, 8));
+    CHECK(d.group.lines == first);
+    CHECK(d.group.cut == (j - 1 > 8));
   }
 }

@@ -118,9 +118,8 @@ class RaceChecker : public Checker {
       uint32_t seen[2] = {kNoNode, kNoNode};
       shadow_.for_range(acc.buffer, acc.lo, acc.hi, [&](uint64_t, ShadowSegment& seg) {
         for (int w = 0; w < 2; ++w) {
-          uint32_t head = kNoNode;
-          for (const Run& r : seg.runs)
-            if (r.agent == agent && r.write == bool(w)) head = r.head;
+          const Run* r = find_run(seg, agent, bool(w));
+          uint32_t head = r ? r->head : kNoNode;
           if (first) seen[w] = head;
           else differ[w] |= seen[w] != head;
         }
@@ -159,28 +158,32 @@ class RaceChecker : public Checker {
     }
   }
 
-  Run& run_of(ShadowSegment& seg, uint32_t agent, bool write) {
+  static Run* find_run(ShadowSegment& seg, uint32_t agent, bool write) {
     for (Run& r : seg.runs)
-      if (r.agent == agent && r.write == write) return r;
-    return seg.runs.emplace_back(Run{agent, write});
+      if (r.agent == agent && r.write == write) return &r;
+    return nullptr;
+  }
+  Run& run_of(ShadowSegment& seg, uint32_t agent, bool write) {
+    Run* r = find_run(seg, agent, write);
+    return r ? *r : seg.runs.emplace_back(Run{agent, write});
+  }
+  // Puts `e` under `self` (once per access, whichever segments it is hidden from).
+  void hide(ShadowAccess& self, const ShadowAccess& e) {
+    if (!self.hidden) self.hidden.create();
+    if (hidden_keys_.insert(uint64_t(e.access)).second) self.hidden->push_back(e);
   }
   // Adds the access `self` to the segment: what it dominates moves under it.
   void update_runs(ShadowSegment& seg, ShadowAccess& self, uint32_t agent, uint32_t order, const Intervals& own_known,
                    const bool differ[2]) {
     EventRef ev = self.ev;
     auto own = [&](const Run& r) { return r.head != kNoNode && runs_[r.head].entry.ev == ev; };
-    if (!self.write) {
-      for (const Run& r : seg.runs)  // the event writes these bytes too: that write stands for this read
-        if (r.agent == agent && r.write && own(r)) return;
-    }
-    if (self.write) {  // the event's own read of these bytes: its write stands for it, and takes what it hid
+    if (!self.write) {  // the event writes these bytes too: that write stands for this read
+      if (const Run* w = find_run(seg, agent, true); w && own(*w)) return;
+    } else {  // the event's own read of these bytes: its write stands for it, and takes what it hid
       Run& reads = run_of(seg, agent, false);
       if (own(reads)) {
-        if (const HiddenList& h = runs_[reads.head].entry.hidden) {
-          if (!self.hidden) self.hidden.create();
-          for (const ShadowAccess& e : *h)
-            if (hidden_keys_.insert(uint64_t(e.access)).second) self.hidden->push_back(e);
-        }
+        if (const HiddenList& h = runs_[reads.head].entry.hidden)
+          for (const ShadowAccess& e : *h) hide(self, e);
         reads.head = runs_[reads.head].parent;
       }
       if (differ[0]) hide_if_dominated(reads, self, own_known);
@@ -200,9 +203,7 @@ class RaceChecker : public Checker {
     if (known != runs_.depth(r.head)) return;
     std::vector<uint32_t> nodes;
     for (uint32_t x = r.head; x != kNoNode; x = runs_[x].parent) nodes.push_back(x);
-    if (!self.hidden) self.hidden.create();
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)  // oldest first
-      if (hidden_keys_.insert(uint64_t(runs_[*it].entry.access)).second) self.hidden->push_back(runs_[*it].entry);
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) hide(self, runs_[*it].entry);  // oldest first
     r.head = kNoNode;
   }
 

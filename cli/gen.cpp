@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -41,6 +42,10 @@ std::string gen_help() {
          "                            host-refill    nv: the host writes an input and kicks a queue whose exec\n"
          "                                           reads it, never waiting: every write races with every\n"
          "                                           earlier exec (each write the primary of its own finding)\n"
+         "                            queue-chain    one queue per three commands, each waiting for the previous\n"
+         "                                           queue's signal: every event hears of every earlier queue\n"
+         "                            host-chain     the host submits to one queue per three commands and waits\n"
+         "                                           for it before the next: the host hears of every queue\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -63,6 +68,13 @@ static std::string generate_shape(const GenOptions& o) {
   uint64_t n = std::max<uint64_t>(o.commands, 8);
   auto range = [](const char* buf, uint64_t lo, uint64_t len) {
     return std::string(buf) + "[" + std::to_string(lo) + ":" + std::to_string(lo + len) + "]";
+  };
+  // One nv device, a buffer of 16 bytes per queue, queues q0.. and signals s0.. .
+  auto declare_queues = [&](uint64_t queues) {
+    emit("device gpu0 nv");
+    emit("buffer a on gpu0 " + std::to_string(16 * queues));
+    for (uint64_t q = 0; q < queues; ++q) emit("queue q" + std::to_string(q) + " on gpu0 compute");
+    for (uint64_t q = 0; q < queues; ++q) emit("signal s" + std::to_string(q) + " on host = 0");
   };
   if (o.shape == "chained-waits") {
     uint64_t iters = n / 5;
@@ -105,10 +117,7 @@ static std::string generate_shape(const GenOptions& o) {
     }
   } else if (o.shape == "many-queues") {
     uint64_t queues = n / 2;
-    emit("device gpu0 nv");
-    emit("buffer a on gpu0 " + std::to_string(16 * queues));
-    for (uint64_t q = 0; q < queues; ++q) emit("queue q" + std::to_string(q) + " on gpu0 compute");
-    for (uint64_t q = 0; q < queues; ++q) emit("signal s" + std::to_string(q) + " on host = 0");
+    declare_queues(queues);
     for (uint64_t q = 0; q < queues; ++q) {
       std::string id = std::to_string(q);
       emit("submit q" + id + " {");
@@ -117,6 +126,21 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
     for (uint64_t q = 0; q < queues; ++q) emit("wait s" + std::to_string(q) + " >= 1");
+  } else if (o.shape == "queue-chain" || o.shape == "host-chain") {
+    // Every event's clock knows of all the queues before it: without shared clocks, stored
+    // clocks grow with events times queues.
+    bool host = o.shape == "host-chain";
+    uint64_t queues = n / 3;
+    declare_queues(queues);
+    for (uint64_t q = 0; q < queues; ++q) {
+      std::string id = std::to_string(q);
+      emit("submit q" + id + " {");
+      emit(host || q == 0 ? "  barrier" : "  wait s" + std::to_string(q - 1) + " >= 1");
+      emit("  exec k reads " + range("a", 16 * (q ? q - 1 : 0), 16) + " writes " + range("a", 16 * q, 16));
+      emit("  signal s" + id + " = 1");
+      emit("}");
+      if (host) emit("wait s" + id + " >= 1");
+    }
   } else if (o.shape == "racing-pairs" || o.shape == "host-refill") {  // the hcq fuzzer's shapes
     bool refill = o.shape == "host-refill";
     emit("device gpu0 nv");
@@ -335,9 +359,13 @@ int run_gen(int argc, char** argv) {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
     } else if (a == "--shape") {
-      if (v != "eager" && v != "chained-waits" && v != "sliding-reads" && v != "many-queues" && v != "param-loop" && v != "racing-pairs" && v != "host-refill" &&
-          v != "overlap-copies")
-        throw GenUsageError("--shape is eager, chained-waits, sliding-reads, many-queues, param-loop, overlap-copies, racing-pairs or host-refill");
+      static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
+                                            "overlap-copies", "racing-pairs", "host-refill", "queue-chain", "host-chain"};
+      if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
+        std::string names;
+        for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;
+        throw GenUsageError("--shape is one of " + names);
+      }
       o.shape = v;
     } else if (a == "-o") out = v;
     else throw GenUsageError("unknown option '" + a + "'");

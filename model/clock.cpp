@@ -1,7 +1,10 @@
 #include "model/clock.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
+
+#include <boost/container/small_vector.hpp>
 
 #include "model/queue_rules.h"
 #include "model/trace.h"
@@ -9,269 +12,461 @@
 namespace qvet {
 
 namespace {
+constexpr int kBits = 4;               // 16 ways a level
+constexpr uint32_t kFan = 1u << kBits;
+constexpr int kMaxHeight = 32 / kBits - 1;  // a root of this height covers every uint32_t queue id
+
+int slot(uint32_t q, int height) { return int((q >> (kBits * height)) & (kFan - 1)); }
+// The height a root needs to cover queue q.
+int height_for(uint32_t q) {
+  int h = 0;
+  while (h < kMaxHeight && (q >> (kBits * (h + 1))) != 0) ++h;
+  return h;
+}
+
+struct Entry {
+  uint32_t queue;
+  uint32_t done;  // commands [0, done) ended
+  uint32_t fe;    // >= done: front-end commands below fe ended
+};
+// Known ends beyond the prefixes and front ends: commands [lo, hi) of a queue.
+struct Run {
+  uint32_t queue, lo, hi;
+};
 struct ByQueue {
   template <class E>
   bool operator()(const E& e, uint32_t q) const { return e.queue < q; }
 };
 // Runs ordered by (queue, lo).
-bool before(const Clock::Run& r, uint32_t q, uint32_t i) { return r.queue < q || (r.queue == q && r.lo <= i); }
+bool before(const Run& r, uint32_t q, uint32_t i) { return r.queue < q || (r.queue == q && r.lo <= i); }
+
+bool front_end_cmd(const Trace* t, uint32_t q, uint32_t i) {
+  return t && ends_at_front_end(t->cmds[t->queue_cmds[q][i]].op);
+}
 }  // namespace
 
-const Clock::Entry* Clock::find(uint32_t q) const {
-  if (q < q_.size() && q_[q].queue == q) return &q_[q];  // every queue below q is present: the dense case
-  auto it = std::lower_bound(q_.begin(), q_.end(), q, ByQueue{});
-  return it != q_.end() && it->queue == q ? &*it : nullptr;
+// What a clock knows of 16 consecutive queues [base, base + 16): per queue a prefix and a
+// front-end bound, plus runs of out-of-order ends. Inline storage: a leaf never allocates again.
+struct Clock::Leaf : Node {
+  uint32_t base = 0;
+  boost::container::small_vector<Entry, kFan> q;  // sorted by queue, only queues with something known
+  boost::container::small_vector<Run, 2> extra;    // sorted by (queue, lo), disjoint, not touching
+
+  bool empty() const { return q.empty(); }  // every queue with a run has an entry
+  const Entry* find(uint32_t queue) const {
+    uint32_t k = queue - base;
+    if (k < q.size() && q[k].queue == queue) return &q[k];  // every queue below is present: the dense case
+    auto it = std::lower_bound(q.begin(), q.end(), queue, ByQueue{});
+    return it != q.end() && it->queue == queue ? &*it : nullptr;
+  }
+  Entry& entry(uint32_t queue) {  // found or inserted
+    uint32_t k = queue - base;
+    if (k < q.size() && q[k].queue == queue) return q[k];
+    auto it = std::lower_bound(q.begin(), q.end(), queue, ByQueue{});
+    if (it == q.end() || it->queue != queue) it = q.insert(it, Entry{queue, 0, 0});
+    return *it;
+  }
+  bool in_extras(uint32_t queue, uint32_t i) const {
+    if (extra.empty()) return false;
+    // The last run that starts at or before i.
+    auto it = std::partition_point(extra.begin(), extra.end(), [&](const Run& r) { return before(r, queue, i); });
+    if (it == extra.begin()) return false;
+    --it;
+    return it->queue == queue && i < it->hi;
+  }
+  bool knows(const Trace* t, uint32_t queue, uint32_t i) const {
+    if (const Entry* e = find(queue)) {
+      if (i < e->done) return true;
+      if (i < e->fe && front_end_cmd(t, queue, i)) return true;
+    }
+    return in_extras(queue, i);
+  }
+  template <class Runs>
+  static void append(Runs& runs, uint32_t queue, uint32_t lo, uint32_t hi) {  // merges with the last run when they touch
+    if (lo >= hi) return;
+    if (!runs.empty() && runs.back().queue == queue && runs.back().hi >= lo) runs.back().hi = std::max(runs.back().hi, hi);
+    else runs.push_back({queue, lo, hi});
+  }
+  // Restores the invariants of an entry: done as far as known ends reach, no run below done or
+  // covered by fe.
+  void normalize(const Trace* t, Entry& e) {
+    uint32_t queue = e.queue;
+    auto first = std::partition_point(extra.begin(), extra.end(), [&](const Run& r) { return r.queue < queue; });
+    auto last = first;
+    while (last != extra.end() && last->queue == queue) ++last;
+    for (auto it = first;;) {
+      while (it != last && it->hi <= e.done) ++it;
+      if (it != last && it->lo <= e.done) {
+        e.done = it->hi, ++it;
+      } else if (e.done < e.fe && front_end_cmd(t, queue, e.done)) {
+        ++e.done;
+      } else {
+        break;
+      }
+    }
+    e.fe = std::max(e.fe, e.done);
+    if (first == last) return;
+    // Runs below done go; a run that starts below it is cut.
+    auto keep = first;
+    for (auto it = first; it != last; ++it) {
+      if (it->hi <= e.done) continue;
+      Run r = *it;
+      r.lo = std::max(r.lo, e.done);
+      *keep++ = r;
+    }
+    extra.erase(keep, last);
+  }
+  void normalize_all(const Trace* t) {
+    for (Entry& e : q)
+      if (e.fe > e.done || !extra.empty()) normalize(t, e);
+  }
+  void add_end(const Trace* t, uint32_t queue, uint32_t i) {
+    Entry& e = entry(queue);
+    if (i < e.done) return;
+    if (front_end_cmd(t, queue, i)) {
+      if (i < e.fe) return;
+      // The front end passed it: fe moves past it when every front-end command before it is known.
+      bool all = true;
+      for (uint32_t j = e.fe; j < i && all; ++j) all = !front_end_cmd(t, queue, j) || in_extras(queue, j);
+      if (all) {
+        e.fe = i + 1;
+        normalize(t, e);
+        return;
+      }
+    }
+    if (i == e.done) {
+      ++e.done;
+      normalize(t, e);
+      return;
+    }
+    // Insert [i, i + 1), merging with the runs it touches.
+    auto it = std::partition_point(extra.begin(), extra.end(), [&](const Run& r) { return before(r, queue, i); });
+    if (it != extra.begin()) {
+      auto prev = std::prev(it);
+      if (prev->queue == queue && prev->hi >= i) {
+        if (prev->hi > i) return;  // known
+        prev->hi = i + 1;
+        if (it != extra.end() && it->queue == queue && it->lo == i + 1) {
+          prev->hi = it->hi;
+          extra.erase(it);
+        }
+        return;
+      }
+    }
+    if (it != extra.end() && it->queue == queue && it->lo == i + 1) {
+      it->lo = i;
+      return;
+    }
+    extra.insert(it, Run{queue, i, i + 1});
+  }
+  void join(const Trace* t, const Leaf& o) {
+    bool changed = false;  // a queue needs normalizing
+    if (q.size() == o.q.size() && (q.empty() || q.back().queue - base + 1 == q.size()) &&
+        (o.q.empty() || o.q.back().queue - base + 1 == o.q.size())) {  // both dense over the same queues
+      for (size_t k = 0, n = q.size(); k < n; ++k) {
+        Entry& e = q[k];
+        const Entry& f = o.q[k];
+        e.done = std::max(e.done, f.done);
+        e.fe = std::max(e.fe, f.fe);
+        changed |= e.fe > e.done;
+      }
+    } else if (o.q.size() * 8 < q.size() && o.extra.empty()) {
+      // A small leaf into a large one: each of its entries is looked up, and only those are
+      // normalized.
+      for (const Entry& f : o.q) {
+        Entry& e = entry(f.queue);
+        e.done = std::max(e.done, f.done);
+        e.fe = std::max(e.fe, f.fe);
+        if (e.fe > e.done || !extra.empty()) normalize(t, e);
+      }
+      return;
+    } else {
+      decltype(q) merged;
+      auto a = q.cbegin();
+      auto b = o.q.cbegin();
+      while (a != q.cend() || b != o.q.cend()) {
+        if (b == o.q.cend() || (a != q.cend() && a->queue < b->queue)) merged.push_back(*a++);
+        else if (a == q.cend() || b->queue < a->queue) merged.push_back(*b++);
+        else {
+          merged.push_back({a->queue, std::max(a->done, b->done), std::max(a->fe, b->fe)});
+          ++a, ++b;
+        }
+        changed |= merged.back().fe > merged.back().done;
+      }
+      q = std::move(merged);
+    }
+    if (!o.extra.empty()) {
+      decltype(extra) merged;
+      auto a = extra.cbegin();
+      auto b = o.extra.cbegin();
+      while (a != extra.cend() || b != o.extra.cend()) {
+        bool take_a = b == o.extra.cend() || (a != extra.cend() && before(*a, b->queue, b->lo));
+        const Run& r = take_a ? *a++ : *b++;
+        append(merged, r.queue, r.lo, r.hi);
+      }
+      extra = std::move(merged);
+      for (const Run& r : extra) entry(r.queue);  // so that normalize sees every queue with runs
+    }
+    if (changed || !extra.empty()) normalize_all(t);
+  }
+  void meet(const Trace* t, const Leaf& o) {
+    // Ends known to both: below both prefixes and front ends, or in a run of one that the other knows.
+    decltype(extra) kept;  // inline: no allocation in the common case (meets run per wait candidate)
+    auto clip = [&](const Leaf& mine, const Leaf& other) {
+      for (const Run& r : mine.extra) {
+        const Entry* oe = other.find(r.queue);
+        uint32_t od = oe ? oe->done : 0, of = oe ? oe->fe : 0;
+        // The other's prefix, then its runs, then (one by one) its front-end commands below fe.
+        if (r.lo < od) kept.push_back({r.queue, r.lo, std::min(r.hi, od)});
+        uint32_t lo = std::max(r.lo, od);
+        for (uint32_t i = lo; i < r.hi;) {
+          auto it = std::partition_point(other.extra.begin(), other.extra.end(), [&](const Run& x) { return before(x, r.queue, i); });
+          if (it != other.extra.begin() && std::prev(it)->queue == r.queue && std::prev(it)->hi > i) {
+            uint32_t hi = std::min(r.hi, std::prev(it)->hi);
+            kept.push_back({r.queue, i, hi});
+            i = hi;
+            continue;
+          }
+          // Not in the other's runs: up to the next run, only its front-end commands below fe.
+          uint32_t next = it != other.extra.end() && it->queue == r.queue ? std::min(r.hi, it->lo) : r.hi;
+          for (uint32_t j = i; j < std::min(next, of); ++j)
+            if (front_end_cmd(t, r.queue, j)) kept.push_back({r.queue, j, j + 1});
+          i = next;
+        }
+      }
+    };
+    clip(*this, o);
+    clip(o, *this);
+    decltype(q) both;
+    auto a = q.cbegin();
+    auto b = o.q.cbegin();
+    while (a != q.cend() && b != o.q.cend()) {
+      if (a->queue < b->queue) ++a;
+      else if (b->queue < a->queue) ++b;
+      else {
+        Entry e{a->queue, std::min(a->done, b->done), std::min(a->fe, b->fe)};
+        if (e.fe > 0) both.push_back(e);
+        ++a, ++b;
+      }
+    }
+    q = std::move(both);
+    std::sort(kept.begin(), kept.end(), [](const Run& x, const Run& y) { return x.queue != y.queue ? x.queue < y.queue : x.lo < y.lo; });
+    extra.clear();
+    for (const Run& r : kept) append(extra, r.queue, r.lo, r.hi);
+    for (const Run& r : extra) entry(r.queue);
+    normalize_all(t);
+  }
+  bool covers(const Trace* t, uint32_t queue, uint32_t lo, uint32_t hi) const {  // knows every command in [lo, hi)
+    const Entry* e = find(queue);
+    uint32_t d = e ? e->done : 0, f = e ? e->fe : 0;
+    for (uint32_t i = std::max(lo, d); i < hi;) {
+      auto it = std::partition_point(extra.begin(), extra.end(), [&](const Run& x) { return before(x, queue, i); });
+      if (it != extra.begin() && std::prev(it)->queue == queue && std::prev(it)->hi > i) {
+        i = std::prev(it)->hi;
+        continue;
+      }
+      if (i < f && front_end_cmd(t, queue, i)) {
+        ++i;
+        continue;
+      }
+      return false;
+    }
+    return true;
+  }
+  bool leq(const Trace* t, const Leaf& o) const {
+    for (const Entry& e : q) {
+      if (!o.covers(t, e.queue, 0, e.done)) return false;
+      const Entry* oe = o.find(e.queue);
+      for (uint32_t i = std::max(oe ? oe->fe : 0, e.done); i < e.fe; ++i)
+        if (front_end_cmd(t, e.queue, i) && !o.knows(t, e.queue, i)) return false;
+    }
+    for (const Run& r : extra)
+      if (!o.covers(t, r.queue, r.lo, r.hi)) return false;
+    return true;
+  }
+};
+
+struct Clock::Inner : Node {
+  std::array<Ref, kFan> kid;
+};
+
+void Clock::destroy(Node* n) {
+  if (n->height == 0) delete static_cast<Leaf*>(n);
+  else delete static_cast<Inner*>(n);  // its kids go with it (at most kMaxHeight levels deep)
 }
 
-Clock::Entry& Clock::entry(uint32_t q) {
-  if (q < q_.size() && q_[q].queue == q) return q_[q];
-  auto it = std::lower_bound(q_.begin(), q_.end(), q, ByQueue{});
-  if (it == q_.end() || it->queue != q) it = q_.insert(it, Entry{q, 0, 0});
-  return *it;
+namespace {
+template <class N, class R>
+N& as(const R& r) { return *static_cast<N*>(r.get()); }
+}  // namespace
+
+const Clock::Leaf* Clock::leaf_of(uint32_t queue) const {
+  const Node* n = root_.get();
+  if (!n || height_for(queue) > n->height) return nullptr;
+  for (int h = n->height; h > 0 && n; --h) n = static_cast<const Inner*>(n)->kid[slot(queue, h)].get();
+  return static_cast<const Leaf*>(n);
 }
 
-bool Clock::front_end_cmd(uint32_t q, uint32_t i) const {
-  return t_ && ends_at_front_end(t_->cmds[t_->queue_cmds[q][i]].op);
+void Clock::unshare(Ref& r, int height, uint32_t queue) {
+  if (!r) {
+    if (height == 0) {
+      auto* l = new Leaf;
+      l->base = queue & ~(kFan - 1);
+      r = Ref(l);
+    } else {
+      auto* n = new Inner;
+      n->height = uint8_t(height);
+      r = Ref(n);
+    }
+  } else if (r->refs > 1) {  // shared with another clock: copy it (its kids are shared, not copied)
+    Node* c = height == 0 ? static_cast<Node*>(new Leaf(as<Leaf>(r))) : new Inner(as<Inner>(r));
+    c->refs = 1;
+    r = Ref(c);
+  }
 }
 
-bool Clock::in_extras(uint32_t q, uint32_t i) const {
-  if (extra_.empty()) return false;
-  // The last run that starts at or before i.
-  auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return before(r, q, i); });
-  if (it == extra_.begin()) return false;
-  --it;
-  return it->queue == q && i < it->hi;
+Clock::Leaf& Clock::writable_leaf(uint32_t queue) {
+  int need = height_for(queue);
+  while (root_ && root_->height < need) {  // a taller root, with the old one as its first kid
+    auto* n = new Inner;
+    n->height = uint8_t(root_->height + 1);
+    n->kid[0] = std::move(root_);
+    root_ = Ref(n);
+  }
+  int h = root_ ? root_->height : need;
+  Ref* r = &root_;
+  for (;; --h) {
+    unshare(*r, h, queue);
+    if (h == 0) return as<Leaf>(*r);
+    r = &as<Inner>(*r).kid[slot(queue, h)];
+  }
 }
 
-std::vector<std::pair<uint32_t, uint32_t>> Clock::known_ranges(uint32_t q) const {
+bool Clock::knows(uint32_t queue, uint32_t index) const {
+  const Leaf* l = leaf_of(queue);
+  return l && l->knows(t_, queue, index);
+}
+
+uint32_t Clock::done(uint32_t queue) const {
+  const Leaf* l = leaf_of(queue);
+  const Entry* e = l ? l->find(queue) : nullptr;
+  return e ? e->done : 0;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> Clock::known_ranges(uint32_t queue) const {
   std::vector<std::pair<uint32_t, uint32_t>> out;
-  if (uint32_t d = done(q)) out.push_back({0, d});
-  auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return r.queue < q; });
-  for (; it != extra_.end() && it->queue == q; ++it) out.push_back({it->lo, it->hi});
+  const Leaf* l = leaf_of(queue);
+  if (!l) return out;
+  if (const Entry* e = l->find(queue); e && e->done) out.push_back({0, e->done});
+  auto it = std::partition_point(l->extra.begin(), l->extra.end(), [&](const Run& r) { return r.queue < queue; });
+  for (; it != l->extra.end() && it->queue == queue; ++it) out.push_back({it->lo, it->hi});
   return out;
 }
 
-bool Clock::knows(uint32_t q, uint32_t i) const {
-  if (const Entry* e = find(q)) {
-    if (i < e->done) return true;
-    if (i < e->fe && front_end_cmd(q, i)) return true;
-  }
-  return in_extras(q, i);
+void Clock::add_end(uint32_t queue, uint32_t index) {
+  if (knows(queue, index)) return;  // nothing to copy
+  writable_leaf(queue).add_end(t_, queue, index);
 }
 
-template <class Runs>
-void Clock::append(Runs& runs, uint32_t q, uint32_t lo, uint32_t hi) {
-  if (lo >= hi) return;
-  if (!runs.empty() && runs.back().queue == q && runs.back().hi >= lo) runs.back().hi = std::max(runs.back().hi, hi);
-  else runs.push_back({q, lo, hi});
-}
-
-void Clock::normalize(Entry& e) {
-  uint32_t q = e.queue;
-  auto first = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return r.queue < q; });
-  auto last = first;
-  while (last != extra_.end() && last->queue == q) ++last;
-  for (auto it = first;;) {
-    while (it != last && it->hi <= e.done) ++it;
-    if (it != last && it->lo <= e.done) {
-      e.done = it->hi, ++it;
-    } else if (e.done < e.fe && front_end_cmd(q, e.done)) {
-      ++e.done;
-    } else {
-      break;
-    }
-  }
-  e.fe = std::max(e.fe, e.done);
-  if (first == last) return;
-  // Runs below done go; a run that starts below it is cut.
-  auto keep = first;
-  for (auto it = first; it != last; ++it) {
-    if (it->hi <= e.done) continue;
-    Run r = *it;
-    r.lo = std::max(r.lo, e.done);
-    *keep++ = r;
-  }
-  extra_.erase(keep, last);
-}
-
-void Clock::normalize_all() {
-  for (Entry& e : q_)
-    if (e.fe > e.done || !extra_.empty()) normalize(e);
-}
-
-void Clock::add_end(uint32_t q, uint32_t i) {
-  Entry& e = entry(q);
-  if (i < e.done) return;
-  if (front_end_cmd(q, i)) {
-    if (i < e.fe) return;
-    // The front end passed it: fe moves past it when every front-end command before it is known.
-    bool all = true;
-    for (uint32_t j = e.fe; j < i && all; ++j) all = !front_end_cmd(q, j) || in_extras(q, j);
-    if (all) {
-      e.fe = i + 1;
-      normalize(e);
-      return;
-    }
-  }
-  if (i == e.done) {
-    ++e.done;
-    normalize(e);
+void Clock::join_node(Ref& a, const Ref& b, int height) {
+  if (!b || a.get() == b.get()) return;  // nothing to add, or one history
+  if (!a) {
+    a = b;  // a subtree only the other knows: shared, not copied
     return;
   }
-  // Insert [i, i + 1), merging with the runs it touches.
-  auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& r) { return before(r, q, i); });
-  if (it != extra_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->queue == q && prev->hi >= i) {
-      if (prev->hi > i) return;  // known
-      prev->hi = i + 1;
-      if (it != extra_.end() && it->queue == q && it->lo == i + 1) {
-        prev->hi = it->hi;
-        extra_.erase(it);
-      }
-      return;
-    }
-  }
-  if (it != extra_.end() && it->queue == q && it->lo == i + 1) {
-    it->lo = i;
+  unshare(a, height, 0);
+  if (height == 0) {
+    as<Leaf>(a).join(t_, as<Leaf>(b));
     return;
   }
-  extra_.insert(it, Run{q, i, i + 1});
+  for (uint32_t k = 0; k < kFan; ++k) join_node(as<Inner>(a).kid[k], as<Inner>(b).kid[k], height - 1);
 }
 
 void Clock::join(const Clock& o) {
   if (!t_) t_ = o.t_;
-  host_ = std::max(host_, o.host_);
-  bool changed = false;  // a queue needs normalizing
-  if (q_.size() == o.q_.size() && (q_.empty() || q_.back().queue + 1 == q_.size()) &&
-      (o.q_.empty() || o.q_.back().queue + 1 == o.q_.size())) {  // both dense over the same queues
-    for (size_t k = 0, n = q_.size(); k < n; ++k) {
-      Entry& e = q_[k];
-      const Entry& f = o.q_[k];
-      e.done = std::max(e.done, f.done);
-      e.fe = std::max(e.fe, f.fe);
-      changed |= e.fe > e.done;
-    }
-  } else if (o.q_.size() * 8 < q_.size() && o.extra_.empty()) {
-    // A small clock into a large one (the host, which hears of every queue): each of its entries
-    // is looked up, and only those are normalized, so the cost does not grow with this clock.
-    for (const Entry& f : o.q_) {
-      Entry& e = entry(f.queue);
-      e.done = std::max(e.done, f.done);
-      e.fe = std::max(e.fe, f.fe);
-      if (e.fe > e.done || !extra_.empty()) normalize(e);
-    }
+  see_host(o.host_);
+  if (!o.root_ || root_.get() == o.root_.get()) return;
+  int hb = o.root_->height;
+  while (root_ && root_->height < hb) {  // a taller root, with the old one as its first kid
+    auto* n = new Inner;
+    n->height = uint8_t(root_->height + 1);
+    n->kid[0] = std::move(root_);
+    root_ = Ref(n);
+  }
+  // The other's root covers the first queues: it meets ours along our first kids.
+  Ref* r = &root_;
+  for (int h = root_ ? root_->height : hb; h > hb; --h) {
+    unshare(*r, h, 0);
+    r = &as<Inner>(*r).kid[0];
+  }
+  join_node(*r, o.root_, hb);
+}
+
+void Clock::meet_node(Ref& a, const Ref& b, int height) {
+  if (!a || a.get() == b.get()) return;
+  if (!b) {
+    a = Ref();
     return;
+  }
+  unshare(a, height, 0);
+  bool empty = true;
+  if (height == 0) {
+    as<Leaf>(a).meet(t_, as<Leaf>(b));
+    empty = as<Leaf>(a).empty();
   } else {
-    decltype(q_) merged;
-    merged.reserve(std::max(q_.size(), o.q_.size()));
-    auto a = q_.cbegin();
-    auto b = o.q_.cbegin();
-    while (a != q_.cend() || b != o.q_.cend()) {
-      if (b == o.q_.cend() || (a != q_.cend() && a->queue < b->queue)) merged.push_back(*a++);
-      else if (a == q_.cend() || b->queue < a->queue) merged.push_back(*b++);
-      else {
-        merged.push_back({a->queue, std::max(a->done, b->done), std::max(a->fe, b->fe)});
-        ++a, ++b;
-      }
-      changed |= merged.back().fe > merged.back().done;
+    for (uint32_t k = 0; k < kFan; ++k) {
+      Ref& kid = as<Inner>(a).kid[k];
+      meet_node(kid, as<Inner>(b).kid[k], height - 1);
+      empty &= !kid;
     }
-    q_ = std::move(merged);
   }
-  if (!o.extra_.empty()) {
-    decltype(extra_) merged;
-    auto a = extra_.cbegin();
-    auto b = o.extra_.cbegin();
-    while (a != extra_.cend() || b != o.extra_.cend()) {
-      bool take_a = b == o.extra_.cend() || (a != extra_.cend() && before(*a, b->queue, b->lo));
-      const Run& r = take_a ? *a++ : *b++;
-      append(merged, r.queue, r.lo, r.hi);
-    }
-    extra_ = std::move(merged);
-    for (const Run& r : extra_) entry(r.queue);  // so that normalize sees every queue with runs
-  }
-  if (changed || !extra_.empty()) normalize_all();
+  if (empty) a = Ref();  // no empty nodes: a node is there only where something is known
 }
 
 void Clock::meet(const Clock& o) {
   if (!t_) t_ = o.t_;
   host_ = std::min(host_, o.host_);
-  // Ends known to both: below both prefixes and front ends, or in a run of one that the other knows.
-  decltype(extra_) kept;  // inline: no allocation in the common case (meets run per wait candidate)
-  auto clip = [&](const Clock& mine, const Clock& other) {
-    for (const Run& r : mine.extra_) {
-      const Entry* oe = other.find(r.queue);
-      uint32_t od = oe ? oe->done : 0, of = oe ? oe->fe : 0;
-      // The other's prefix, then its runs, then (one by one) its front-end commands below fe.
-      if (r.lo < od) kept.push_back({r.queue, r.lo, std::min(r.hi, od)});
-      uint32_t lo = std::max(r.lo, od);
-      for (uint32_t i = lo; i < r.hi;) {
-        auto it = std::partition_point(other.extra_.begin(), other.extra_.end(), [&](const Run& x) { return before(x, r.queue, i); });
-        if (it != other.extra_.begin() && std::prev(it)->queue == r.queue && std::prev(it)->hi > i) {
-          uint32_t hi = std::min(r.hi, std::prev(it)->hi);
-          kept.push_back({r.queue, i, hi});
-          i = hi;
-          continue;
-        }
-        // Not in the other's runs: up to the next run, only its front-end commands below fe.
-        uint32_t next = it != other.extra_.end() && it->queue == r.queue ? std::min(r.hi, it->lo) : r.hi;
-        for (uint32_t j = i; j < std::min(next, of); ++j)
-          if (front_end_cmd(r.queue, j)) kept.push_back({r.queue, j, j + 1});
-        i = next;
-      }
-    }
-  };
-  clip(*this, o);
-  clip(o, *this);
-  decltype(q_) both;
-  auto a = q_.cbegin();
-  auto b = o.q_.cbegin();
-  while (a != q_.cend() && b != o.q_.cend()) {
-    if (a->queue < b->queue) ++a;
-    else if (b->queue < a->queue) ++b;
-    else {
-      Entry e{a->queue, std::min(a->done, b->done), std::min(a->fe, b->fe)};
-      if (e.fe > 0) both.push_back(e);
-      ++a, ++b;
-    }
+  if (root_.get() == o.root_.get()) return;
+  // Only the first queues of the taller root meet the other's: its first kids down to the other's height.
+  while (root_ && o.root_ && root_->height > o.root_->height) {
+    Ref k = as<Inner>(root_).kid[0];
+    root_ = std::move(k);
   }
-  q_ = std::move(both);
-  std::sort(kept.begin(), kept.end(), [](const Run& x, const Run& y) { return x.queue != y.queue ? x.queue < y.queue : x.lo < y.lo; });
-  extra_.clear();
-  for (const Run& r : kept) append(extra_, r.queue, r.lo, r.hi);
-  for (const Run& r : extra_) entry(r.queue);
-  normalize_all();
+  const Ref* b = &o.root_;
+  while (root_ && *b && (*b)->height > root_->height) b = &as<Inner>(*b).kid[0];
+  if (!*b) root_ = Ref();
+  if (root_) meet_node(root_, *b, root_->height);
 }
 
-bool Clock::covers(uint32_t q, uint32_t lo, uint32_t hi) const {
-  const Entry* e = find(q);
-  uint32_t d = e ? e->done : 0, f = e ? e->fe : 0;
-  for (uint32_t i = std::max(lo, d); i < hi;) {
-    auto it = std::partition_point(extra_.begin(), extra_.end(), [&](const Run& x) { return before(x, q, i); });
-    if (it != extra_.begin() && std::prev(it)->queue == q && std::prev(it)->hi > i) {
-      i = std::prev(it)->hi;
-      continue;
-    }
-    if (i < f && front_end_cmd(q, i)) {
-      ++i;
-      continue;
-    }
-    return false;
+bool Clock::leq_node(const Node* a, const Node* b, int height) const {
+  if (!a || a == b) return true;
+  if (height == 0) {
+    static const Leaf kNothing;
+    return static_cast<const Leaf*>(a)->leq(t_, b ? *static_cast<const Leaf*>(b) : kNothing);
+  }
+  for (uint32_t k = 0; k < kFan; ++k) {
+    const Node* bk = b ? static_cast<const Inner*>(b)->kid[k].get() : nullptr;
+    if (!leq_node(static_cast<const Inner*>(a)->kid[k].get(), bk, height - 1)) return false;
   }
   return true;
 }
 
 bool Clock::leq(const Clock& o) const {
   if (host_ > o.host_) return false;
-  for (const Entry& e : q_) {
-    if (!o.covers(e.queue, 0, e.done)) return false;
-    const Entry* oe = o.find(e.queue);
-    for (uint32_t i = std::max(oe ? oe->fe : 0, e.done); i < e.fe; ++i)
-      if (front_end_cmd(e.queue, i) && !o.knows(e.queue, i)) return false;
+  const Node* a = root_.get();
+  const Node* b = o.root_.get();
+  if (!a || a == b) return true;
+  // Align the two roots: the taller one's first kids cover the other's queues; the taller one's
+  // other kids (when it is ours) must know nothing the other does not, which is nothing.
+  while (b && b->height > a->height) b = static_cast<const Inner*>(b)->kid[0].get();
+  while (a->height > (b ? b->height : 0) && a->height > 0) {
+    const auto* in = static_cast<const Inner*>(a);
+    for (uint32_t k = 1; k < kFan; ++k)
+      if (!leq_node(in->kid[k].get(), nullptr, a->height - 1)) return false;
+    a = in->kid[0].get();
+    if (!a) return true;
   }
-  for (const Run& r : extra_)
-    if (!o.covers(r.queue, r.lo, r.hi)) return false;
-  return true;
+  return leq_node(a, b, a->height);
 }
 
 }  // namespace qvet

@@ -2,24 +2,28 @@
 //
 // For a queue q it knows the ends of: its first `done` commands; every command below `fe` that
 // ends when its front end passes it (a wait, a memory_barrier: `ends_at_front_end`), so a front
-// end that ran ahead of slow kernels does not collect one entry per wait; and a few `extras`
-// beyond those, as runs of consecutive commands (overlapping and chained queues finish out of
-// order; a chain of kernels behind a wait is one run, not one entry per kernel). Queues it knows nothing of
-// take no room: clocks stay small when a program declares many queues but each event hears of
-// few. Host statements are totally ordered, so one number covers the host.
+// end that ran ahead of slow kernels does not collect one entry per wait; and a few runs of
+// consecutive commands beyond those (overlapping and chained queues finish out of order; a chain
+// of kernels behind a wait is one run, not one entry per kernel). Queues it knows nothing of take
+// no room. Host statements are totally ordered, so one number covers the host.
 // join is the union of knowledge (an event after both), meet the intersection (the wait rule:
 // what happens before every candidate write).
 //
+// Representation: a persistent radix tree over queue ids (16 ways a level; a leaf holds the
+// entries of 16 consecutive queues), shared copy-on-write between clocks. Copying a clock is
+// one reference; changing one queue's entry copies one path; join, meet and leq skip subtrees
+// the two clocks share and take a whole subtree the other lacks. So a program whose events each
+// hear of thousands of queues (a chain of waits across them, a host that waits on each in turn)
+// stores clocks in room and time linear in the program, not in events times queues.
+//
 // A clock reads its trace's commands (to tell which end at the front end); the Trace must
-// outlive it. Clocks of different traces are never mixed.
+// outlive it. Clocks of different traces are never mixed. Not thread-safe: the reference counts
+// are plain integers, and clocks that share nodes must stay on one thread.
 #pragma once
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
-
-#include <boost/container/small_vector.hpp>
 
 namespace qvet {
 
@@ -31,17 +35,12 @@ class Clock {
   explicit Clock(const Trace* t) : t_(t) {}
 
   int64_t host() const { return host_; }
-  void see_host(int64_t h) { host_ = std::max(host_, h); }
-  void unsee_host(int64_t h) { host_ = std::min(host_, h - 1); }  // undoes see_host(h) of the next host event
+  void see_host(int64_t h) { host_ = h > host_ ? h : host_; }
+  void unsee_host(int64_t h) { host_ = h - 1 < host_ ? h - 1 : host_; }  // undoes see_host(h) of the next host event
   bool knows_host(uint32_t h) const { return int64_t(h) <= host_; }
   bool knows(uint32_t queue, uint32_t index) const;
   void add_end(uint32_t queue, uint32_t index);  // the end of command `index` of `queue` happened
-  uint32_t done(uint32_t queue) const { const Entry* e = find(queue); return e ? e->done : 0; }
-  // The known ends beyond the prefixes and front ends: runs of commands [lo, hi) of a queue, sorted.
-  struct Run {
-    uint32_t queue, lo, hi;
-  };
-  const auto& extras() const { return extra_; }
+  uint32_t done(uint32_t queue) const;            // commands [0, done) of `queue` are known
   // The commands of `queue` it knows that do not end at the front end (everything but waits and
   // memory_barriers), as sorted, disjoint index ranges [lo, hi): the prefix, then the runs.
   std::vector<std::pair<uint32_t, uint32_t>> known_ranges(uint32_t queue) const;
@@ -51,30 +50,40 @@ class Clock {
   bool leq(const Clock& o) const;  // everything this clock knows, o knows too
 
  private:
-  struct Entry {
-    uint32_t queue;
-    uint32_t done;  // commands [0, done) ended
-    uint32_t fe;    // >= done: front-end commands below fe ended
+  struct Node {  // the tree's nodes: a Leaf at height 0, an Inner above (clock.cpp)
+    uint32_t refs = 1;
+    uint8_t height = 0;
   };
-  const Entry* find(uint32_t queue) const;
-  Entry& entry(uint32_t queue);  // found or inserted
-  bool front_end_cmd(uint32_t queue, uint32_t index) const;
-  bool in_extras(uint32_t queue, uint32_t index) const;
-  bool covers(uint32_t queue, uint32_t lo, uint32_t hi) const;  // knows every command in [lo, hi)
-  // Appends [lo, hi) of `queue` to sorted runs, merging it with the last run when they touch.
-  template <class Runs>
-  static void append(Runs& runs, uint32_t queue, uint32_t lo, uint32_t hi);
-  // Restores the invariants of `queue`'s entry: done as far as known ends reach, no extra below
-  // done or covered by fe.
-  void normalize(Entry& e);
-  void normalize_all();
+  struct Leaf;
+  struct Inner;
+  static void destroy(Node* n);
+  // A counted reference to a node (null: the subtree knows nothing).
+  class Ref {
+   public:
+    Ref() = default;
+    explicit Ref(Node* n) : n_(n) {}  // adopts a new node
+    Ref(const Ref& o) : n_(o.n_) { if (n_) ++n_->refs; }
+    Ref(Ref&& o) noexcept : n_(o.n_) { o.n_ = nullptr; }
+    Ref& operator=(Ref o) noexcept { std::swap(n_, o.n_); return *this; }
+    ~Ref() { if (n_ && --n_->refs == 0) destroy(n_); }
+    Node* get() const { return n_; }
+    Node* operator->() const { return n_; }
+    explicit operator bool() const { return n_ != nullptr; }
+
+   private:
+    Node* n_ = nullptr;
+  };
+
+  const Leaf* leaf_of(uint32_t queue) const;  // the leaf holding `queue`, or null
+  Leaf& writable_leaf(uint32_t queue);        // the same, made or copied so this clock owns its path
+  void unshare(Ref& r, int height, uint32_t queue);  // r is this clock's own node (made when null)
+  void join_node(Ref& a, const Ref& b, int height);
+  void meet_node(Ref& a, const Ref& b, int height);
+  bool leq_node(const Node* a, const Node* b, int height) const;
 
   const Trace* t_ = nullptr;
   int64_t host_ = -1;
-  // Sorted by queue, only queues with something known. Inline storage: copying a clock of up to
-  // 24 queues allocates nothing (clocks are copied per command).
-  boost::container::small_vector<Entry, 24> q_;
-  boost::container::small_vector<Run, 2> extra_;  // sorted by (queue, lo), disjoint, not touching
+  Ref root_;  // covers queues [0, 16^(height + 1))
 };
 
 }  // namespace qvet

@@ -117,22 +117,21 @@ bool Engine::write_dead(const SignalWrite& w) const {
 bool Engine::ordered_agent(uint32_t agent) const { return agent == kHostAgent || qs_[agent].order.mode() != Mode::Chained; }
 
 // Whether `k` knows any processed write of signal `s` on the (chained) queue of `aw`: the queue's
-// known ends are a prefix plus a few extras.
+// known ends are a prefix plus a few runs.
 bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw) const {
   if (aw.processed == 0) return false;
   uint32_t q = aw.agent;
   auto index_of = [&](size_t j) { return t_.cmds[writes_[s][aw.idx[j]].event.id].index; };
-  if (index_of(0) < k.done(q)) return true;
-  // A run of known ends that holds one of its writes (their queue indices grow in agent order).
-  for (const Clock::Run& r : k.extras()) {
-    if (r.queue != q) continue;
+  // A known range (the prefix, then the runs) that holds one of its writes (their queue indices
+  // grow in agent order).
+  for (auto [lo_cmd, hi_cmd] : k.known_ranges(q)) {
     size_t lo = 0, hi = aw.processed;
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
-      if (index_of(mid) < r.lo) lo = mid + 1;
+      if (index_of(mid) < lo_cmd) lo = mid + 1;
       else hi = mid;
     }
-    if (lo < aw.processed && index_of(lo) < r.hi) return true;
+    if (lo < aw.processed && index_of(lo) < hi_cmd) return true;
   }
   return false;
 }

@@ -3,6 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <iterator>
+#include <set>
+#include <vector>
+
 using qvet::Clock;
 
 TEST_CASE("clock: ends in order extend the prefix - out of order become extras") {
@@ -55,13 +60,13 @@ TEST_CASE("clock: a front end that passed many waits knows them without an entry
   t.cmds.push_back(other_cmd);
   Clock fe(&t);
   for (uint32_t i = 1; i < 200; i += 2) fe.add_end(0, i);
-  CHECK(fe.extras().empty());
+  CHECK(fe.known_ranges(0).empty());
   CHECK(fe.knows(0, 199));
   CHECK_FALSE(fe.knows(0, 198));
   CHECK(fe.done(0) == 0);
   Clock k = fe;  // an exec's end: the front end's knowledge and the exec itself
   k.add_end(0, 100);
-  CHECK(k.extras().size() == 1);
+  CHECK(k.known_ranges(0).size() == 1);
   k.add_end(0, 0);  // the first exec ends: the prefix runs through the waits to the next exec
   CHECK(k.done(0) == 2);
   Clock m = k;
@@ -79,4 +84,76 @@ TEST_CASE("clock: a front end that passed many waits knows them without an entry
   CHECK(other.knows(0, 51));
   CHECK(other.knows(1, 0));
   CHECK_FALSE(other.knows(0, 2));
+}
+
+// A clock is an exact set of known ends. Random adds, copies, joins and meets over thousands of
+// queues (trees several levels deep, sparse and dense leaves, shared subtrees) against std::set.
+TEST_CASE("clock: the shared tree agrees with a plain set of known ends") {
+  const uint32_t kQueues = 5000, kCmds = 24;
+  qvet::Trace t;
+  t.queue_cmds.resize(kQueues);
+  uint64_t seed = 12345;
+  auto rnd = [&](uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  for (uint32_t q = 0; q < kQueues; ++q)
+    for (uint32_t i = 0; i < kCmds; ++i) {
+      qvet::TraceCmd c{};
+      c.queue = q, c.index = i, c.op = rnd(3) == 0 ? qvet::CmdOp::Wait : qvet::CmdOp::Exec;
+      t.queue_cmds[q].push_back(uint32_t(t.cmds.size()));
+      t.cmds.push_back(c);
+    }
+  using Known = std::set<std::pair<uint32_t, uint32_t>>;
+  const int kPool = 6;
+  std::vector<Clock> clocks(kPool, Clock(&t));
+  std::vector<Known> sets(kPool);
+  // Queues: a few hot ones (dense leaves), and any of the 5000 (sparse paths, taller roots).
+  auto queue = [&]() { return uint32_t(rnd(4) ? rnd(40) : rnd(kQueues)); };
+  for (int step = 0; step < 20000; ++step) {
+    int a = int(rnd(kPool)), b = int(rnd(kPool));
+    switch (rnd(6)) {
+      case 0:
+      case 1: {
+        uint32_t q = queue(), i = uint32_t(rnd(kCmds));
+        clocks[a].add_end(q, i);
+        sets[a].insert({q, i});
+        break;
+      }
+      case 2:
+        clocks[a] = clocks[b], sets[a] = sets[b];
+        break;
+      case 3: {
+        clocks[a].join(clocks[b]);
+        sets[a].insert(sets[b].begin(), sets[b].end());
+        break;
+      }
+      case 4: {
+        clocks[a].meet(clocks[b]);
+        Known both;
+        std::set_intersection(sets[a].begin(), sets[a].end(), sets[b].begin(), sets[b].end(), std::inserter(both, both.end()));
+        sets[a] = std::move(both);
+        break;
+      }
+      default: {
+        bool sub = std::includes(sets[b].begin(), sets[b].end(), sets[a].begin(), sets[a].end());
+        REQUIRE(clocks[a].leq(clocks[b]) == sub);
+        break;
+      }
+    }
+    if (step % 97 == 0) {  // every clock against its set
+      for (int k = 0; k < kPool; ++k) {
+        for (auto [q, i] : sets[k]) REQUIRE(clocks[k].knows(q, i));
+        for (int probe = 0; probe < 200; ++probe) {
+          uint32_t q = queue(), i = uint32_t(rnd(kCmds));
+          REQUIRE(clocks[k].knows(q, i) == (sets[k].count({q, i}) > 0));
+          uint32_t d = 0;
+          while (d < kCmds && sets[k].count({q, d})) ++d;
+          REQUIRE(clocks[k].done(q) == d);
+          for (auto [lo, hi] : clocks[k].known_ranges(q))
+            for (uint32_t j = lo; j < hi; ++j) REQUIRE(sets[k].count({q, j}));
+        }
+      }
+    }
+  }
 }

@@ -74,6 +74,23 @@ struct CheckContext {
   }
 };
 
+// Items named in a message (the writes that can satisfy a wait, say): the first kMax, then "and
+// N more", so a message stays short when there are thousands (a signal that many queues write).
+class TextList {
+ public:
+  static constexpr size_t kMax = 8;
+  template <class Text>  // called only for the items that are named
+  void add(Text&& text) {
+    if (n_++ < kMax) s_ += (s_.empty() ? "" : ", ") + text();
+  }
+  bool empty() const { return n_ == 0; }
+  std::string str() const { return n_ > kMax ? s_ + " and " + std::to_string(n_ - kMax) + " more" : s_; }
+
+ private:
+  std::string s_;
+  uint64_t n_ = 0;
+};
+
 // The lines of a group's other commands, as far as a rule that counts them (rather than visit
 // each) looks: the distinct lines of the commands it visits, at most kMaxVisits visits, where one
 // visit may stand for a stretch of commands on one line. `more` when a line may be missing.

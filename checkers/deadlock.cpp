@@ -24,10 +24,10 @@ class DeadlockChecker : public Checker {
         d.related.push_back({c_.loc(dl.waits.front()), "the wait that closes the cycle: " + c_.what(dl.waits.front())});
         for (EventRef w : dl.waits) {
           WaitCond wc = wait_cond(c_.t, w);
-          std::string writers;
+          TextList writers;
           for (const SignalWrite& x : c_.e.writes(wc.signal))
-            if (wc.met_by(x.value)) writers += (writers.empty() ? "" : ", ") + c_.signal_write_text(x);
-          d.notes.push_back({c_.loc(w), c_.what(w) + " waits for " + (writers.empty() ? "a write that does not exist" : writers)});
+            if (wc.met_by(x.value)) writers.add([&] { return c_.signal_write_text(x); });
+          d.notes.push_back({c_.loc(w), c_.what(w) + " waits for " + (writers.empty() ? "a write that does not exist" : writers.str())});
         }
       } else {
         const auto& ws = c_.e.writes(cond.signal);
@@ -38,16 +38,16 @@ class DeadlockChecker : public Checker {
                     std::to_string(cond.threshold) + " ('" + sname + "' reaches at most " + std::to_string(reach) + ")";
         // A large enough write that ran and does not follow the wait was overwritten by a smaller
         // one before the wait began; the others can only run after it (or never run).
-        std::string after, overwritten;
+        TextList after, overwritten;
         for (const SignalWrite& x : ws) {
           if (!cond.met_by(x.value)) continue;
           bool over = x.processed && !c_.e.known(*x.end, last);
-          (over ? overwritten : after) += std::string((over ? overwritten : after).empty() ? "" : ", ") + c_.signal_write_text(x);
+          (over ? overwritten : after).add([&] { return c_.signal_write_text(x); });
         }
         if (!overwritten.empty())
-          d.notes.push_back({{}, "writes of a large enough value ran but a smaller value overwrote them before the wait began: " + overwritten});
+          d.notes.push_back({{}, "writes of a large enough value ran but a smaller value overwrote them before the wait began: " + overwritten.str()});
         if (!after.empty())
-          d.notes.push_back({{}, "writes of a large enough value exist but can only run after the wait: " + after});
+          d.notes.push_back({{}, "writes of a large enough value exist but can only run after the wait: " + after.str()});
         if (after.empty() && overwritten.empty())
           d.notes.push_back({c_.p.signals[cond.signal].loc, "no write of '" + sname + "' has a value >= " + std::to_string(cond.threshold)});
       }

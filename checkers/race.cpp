@@ -489,10 +489,10 @@ class RaceChecker : public Checker {
                                  " that follows " + c_.what(producer)});
     } else {
       const auto& ws = c_.e.writes(r->cond.signal);
-      std::string cands;
-      for (uint32_t i : r->candidates) cands += (cands.empty() ? "" : ", ") + c_.signal_write_text(ws[i]);
-      if (r->initial_candidate) cands = "the initial value " + std::to_string(c_.e.initial_value(r->cond.signal)) + (cands.empty() ? "" : ", " + cands);
-      d.notes.push_back({c_.loc(w), "the nearest wait, " + c_.what(w) + ", can be satisfied by " + (cands.empty() ? "nothing" : cands)});
+      TextList cands;
+      if (r->initial_candidate) cands.add([&] { return "the initial value " + std::to_string(c_.e.initial_value(r->cond.signal)); });
+      for (uint32_t i : r->candidates) cands.add([&] { return c_.signal_write_text(ws[i]); });
+      d.notes.push_back({c_.loc(w), "the nearest wait, " + c_.what(w) + ", can be satisfied by " + (cands.empty() ? "nothing" : cands.str())});
       std::string early;
       if (r->initial_candidate) early = "the initial value " + std::to_string(c_.e.initial_value(r->cond.signal));
       for (uint32_t i : r->candidates)

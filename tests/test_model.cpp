@@ -412,3 +412,27 @@ TEST_CASE("rules: race - partners submitted later are counted too: each host wri
     CHECK(d.group.cut == (j - 1 > 8));
   }
 }
+
+TEST_CASE("rules: a wait that thousands of writes can satisfy names eight of them, then how many more") {
+  // 2,000 queues each write `signal s = 1`; a reader's wait may take any of them: the race note
+  // lists the first eight and counts the rest (the note once grew with the writers: quadratic output).
+  std::string p = "device g nv\nbuffer a on g 4K\nsignal s on host\nqueue r on g compute\n";
+  for (int q = 0; q < 2000; ++q) p += "queue q" + std::to_string(q) + " on g compute\n";
+  for (int q = 0; q < 2000; ++q) p += "submit q" + std::to_string(q) + " {\n  exec k writes a[" + std::to_string(q) + ":" + std::to_string(q + 1) +
+                                  "]\n  signal s = 1\n}\n";
+  p += "submit r {\n  wait s >= 1\n  exec use reads a\n}\n";
+  auto c = check(p);
+  std::string notes;
+  for (auto& d : c->diags)
+    for (auto& n : d.notes) notes += n.message + "\n";
+  CHECK(notes.find("on q7 (line 2035) and 1992 more\n") != std::string::npos);
+  CHECK(notes.find("(line 2039)") == std::string::npos);  // the ninth writer is counted, not named
+  // A deadlocked wait names the same way.
+  auto d = check("device g strict\nsignal s on host\nqueue c on g compute\n" + std::string(
+                     "signal s = 5\nsignal s = 6\nsignal s = 7\nsignal s = 8\nsignal s = 9\nsignal s = 10\n"
+                     "signal s = 11\nsignal s = 12\nsignal s = 13\nsignal s = 14\nsignal s = 0\nsubmit c {\n  wait s >= 3\n}\n"));
+  REQUIRE(d->summary() == V{"deadlock@16"});
+  std::string dn;
+  for (auto& n : d->diags[0].notes) dn += n.message + "\n";
+  CHECK(dn.find("host `signal s = 12` (line 11) and 2 more\n") != std::string::npos);
+}

@@ -301,6 +301,7 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<Span>& spans, con
 void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                         WaitResolution& r, Clock& learned) const {
   Scan sc{*this, w, cond, start, after_wait, writes_[cond.signal]};
+  work_ += by_agent_[cond.signal].size();
   std::vector<Span> spans;
   std::vector<uint32_t> lower_known;
   bool any_known = scan_known(sc, spans, lower_known);
@@ -465,6 +466,7 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
 }
 
 bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
+  ++work_;
   QueueState& st = qs_[q];
   const auto& list = t_.queue_cmds[q];
   if (st.dead || st.pos == list.size()) return false;
@@ -503,6 +505,7 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
 }
 
 bool Engine::step_host(EngineObserver& obs) {
+  ++work_;
   if (host_dead_ || host_pos_ == t_.host.size()) return false;
   uint32_t h = uint32_t(host_pos_);
   const HostEvent& e = t_.host[h];
@@ -571,6 +574,7 @@ void Engine::unstick() {
   // vector_as_graph takes every element of `out` as a vertex: exactly one list per node.
   auto& out = stuck_out_;
   out.resize(nodes.size());
+  for (const StuckNode& n : nodes) work_ += 1 + by_agent_[n.cond.signal].size();
   for (auto& o : out) o.clear();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const StuckNode& n = nodes[i];

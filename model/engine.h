@@ -86,6 +86,9 @@ class Engine {
   // stop at the least fixed point, as semantics.md asks (two rounds in practice).
   Overrides refine(bool& changed) const;
   bool forced_any() const { return !forced_.empty(); }
+  // What the run cost, in steps of its agents and agents looked at per wait (deterministic,
+  // unlike time): check_trace budgets the rounds of `refine` by it.
+  uint64_t work() const { return work_; }
   // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
 
@@ -227,7 +230,8 @@ class Engine {
   // Chained queues: how far back a wait looks for candidates, and how many it keeps
   // (docs/language-notes.md).
   static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
-  mutable bool bound_reached_ = false;  // one of them cut a scan short (said in a note)
+  mutable bool bound_reached_ = false;
+  mutable uint64_t work_ = 0;  // one of them cut a scan short (said in a note)
   // The first write of `aw` at or after `from` whose value meets `c`.
   size_t first_match(const AgentWrites& aw, size_t from, const WaitCond& cond) const;
   // The first live write that could still satisfy wait `w` on agent `aw`, or kNone.

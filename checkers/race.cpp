@@ -34,12 +34,23 @@ class RaceChecker : public Checker {
  private:
   ShadowMemory shadow_;
   RunArena runs_;
+  std::map<uint32_t, OrderSets> sets_;  // per agent: its runs' orders, for events that meet it through different runs
   PairGroups groups_;
   std::unordered_set<uint64_t> reported_;  // partners already reported one by one for the current event (Engine::event_key)
 
   using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;  // order ranges [lo, hi)
   static constexpr uint64_t kEnd = uint64_t(1) << 32;             // past every order
 
+  OrderSets& sets_of(uint32_t agent) {
+    auto it = sets_.find(agent);
+    if (it == sets_.end())
+      it = sets_.try_emplace(agent, agent == kHostAgent ? c_.t.host.size() : c_.t.queue_cmds[agent].size(),
+                             [this, agent](uint64_t order) { return c_.loc(event_of(agent, order)).line; }).first;
+    return it->second;
+  }
+  EventRef event_of(uint32_t agent, uint64_t order) const {
+    return agent == kHostAgent ? EventRef{true, uint32_t(order)} : EventRef{false, c_.t.queue_cmds[agent][order]};
+  }
   uint32_t agent_of(EventRef ev) const { return ev.host ? kHostAgent : c_.t.cmds[ev.id].queue; }
   uint32_t order_of(EventRef ev) const { return ev.host ? ev.id : c_.t.cmds[ev.id].index; }
   // The orders of `agent` that clock `k` knows the ends of (its accesses never end at the front end).
@@ -223,11 +234,20 @@ class RaceChecker : public Checker {
                        cmds.begin());
     }
     bool one_run = std::all_of(sources_.begin() + long(i), sources_.begin() + long(j), [&](const Source& s) { return s.head == sources_[i].head; });
-    if (!one_run) {  // met through different runs (buffers, segments): each partner once, one by one
+    if (!one_run) {  // met through different runs (buffers, segments): each partner once
+      // A few racing nodes before it are walked: a run's set costs a path per node of the run,
+      // racing or not, the first time it is asked.
+      uint64_t before = 0;
+      for (size_t s = i; s < j; ++s)
+        for (auto [lo, hi] : unknown) before += runs_.count(sources_[s].head, lo, std::min(hi, split));
+      bool walk = before <= kWalkedNodes;
+      uint64_t from = walk ? 0 : split;
+      // Submitted after it (and all of them, walking): one by one, each later one the primary of its own group.
       for (size_t s = i; s < j; ++s)
         for (auto [lo, hi] : unknown)
-          for (uint32_t x = runs_.below(sources_[s].head, hi); x != kNoNode && runs_[x].index >= lo; x = runs_[x].parent)
+          for (uint32_t x = runs_.below(sources_[s].head, hi); x != kNoNode && runs_[x].index >= std::max(lo, from); x = runs_[x].parent)
             report_node(x, sources_[s], ev);
+      if (!walk) count_union(ev, i, j, unknown, split);
       return;
     }
     const Source& src = sources_[i];
@@ -290,6 +310,42 @@ class RaceChecker : public Checker {
         describe(*d, ev, at.access, p.ev, p.access, std::max(at.lo, pa.lo), std::min(at.hi, pa.hi));
         break;
       }
+    }
+  }
+  static constexpr uint64_t kWalkedNodes = 64;  // racing nodes before an event below which its runs are walked, not united
+
+  // Submitted before the event, met through the runs of sources_[i, j): one group, the runs'
+  // sets of orders united and counted (a partner in several runs counts once), with the others'
+  // lines, every one of them as far as the message lists them.
+  void count_union(EventRef ev, size_t i, size_t j, const Intervals& unknown, uint64_t split) {
+    uint32_t agent = sources_[i].agent, u = OrderSets::kEmpty;
+    OrderSets& sets = sets_of(agent);
+    for (size_t s = i; s < j; ++s) u = sets.unite(u, sets.of_run(runs_, sources_[s].head));
+    uint64_t count = 0, last = OrderSets::kNone;
+    for (auto [lo, hi] : unknown) {
+      uint64_t g = sets.greatest(u, lo, std::min(hi, split));
+      if (g == OrderSets::kNone) continue;
+      count += sets.count(u, lo, std::min(hi, split));
+      if (last == OrderSets::kNone || g > last) last = g;
+    }
+    // Partners met again under hidden accesses are counted already.
+    for (size_t s = i; s < j; ++s)
+      if (s == i || sources_[s].head != sources_[s - 1].head) counted_.push_back({agent, sources_[s].head});
+    if (!count) return;
+    OrderSets::Lines lines;  // the others': the related command, `last`, aside
+    for (auto [lo, hi] : unknown) sets.add_lines(u, lo, std::min({hi, split, last}), lines);
+    // The related access: in the first run that holds `last` (where a walk would meet it first).
+    for (size_t s = i; s < j; ++s) {
+      const Source& at = sources_[s];
+      uint32_t x = runs_.below(at.head, last + 1);
+      if (x == kNoNode || runs_[x].index != last) continue;
+      const ShadowAccess& p = runs_[x].entry;
+      if (Diagnostic* d = groups_.add_many(ev, p.ev, count, {lines.v.begin(), lines.v.begin() + lines.n}, false)) {
+        found_order_[{Engine::event_key(ev), Engine::event_key(p.ev)}] = {p.ev, ev};
+        const Access& pa = c_.t.accesses[p.access];
+        describe(*d, ev, at.access, p.ev, p.access, std::max(at.lo, pa.lo), std::min(at.hi, pa.hi));
+      }
+      return;
     }
   }
   void report_node(uint32_t x, const Source& s, EventRef ev) {

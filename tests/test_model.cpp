@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "checkers/shadow.h"
@@ -333,6 +334,30 @@ TEST_CASE("rules: race - every exec racing with every other is counted exactly, 
   }
 }
 
+TEST_CASE("rules: race - execs that swap two buffers race with every other: a partner met through several runs counts once") {
+  // exec i reads a writes b, exec i+1 reads b writes a: each earlier exec is in two of the runs an
+  // exec meets (the writes of what it reads, the reads and the writes of what it writes).
+  std::string text = "device g nv\nbuffer a on g 4K\nbuffer b on g 4K\nsignal kick on host\nqueue q on g compute\nsubmit q {\n";
+  const int n = 300;
+  for (int i = 0; i < n; ++i)
+    text += "  wait kick >= " + std::to_string(i + 1) + (i % 2 ? "\n  exec k reads b writes a\n" : "\n  exec k reads a writes b\n");
+  text += "}\n";
+  for (int i = 0; i < n; ++i) text += "signal kick = " + std::to_string(i + 1) + "\n";
+  auto c = check(text);
+  REQUIRE(c->diags.size() == n - 1);
+  for (auto& d : c->diags) {
+    int i = int(d.loc.line - 8) / 2;  // exec i, on line 8 + 2i
+    REQUIRE(d.related.size() == 1);
+    CHECK(d.related[0].loc.line == d.loc.line - 2);
+    CHECK(d.message.rfind(std::string("RAW race on bytes [0, 4096) of '") + (i % 2 ? "b'" : "a'"), 0) == 0);  // its read meets the last first
+    CHECK(d.group.others == uint64_t(i - 1));
+    std::vector<uint32_t> first;
+    for (int k = 0; k < std::min(i - 1, 8); ++k) first.push_back(uint32_t(8 + 2 * k));
+    CHECK(d.group.lines == first);
+    CHECK(d.group.cut == (i - 1 > 8));
+  }
+}
+
 TEST_CASE("rules: signal-race - a group lists the other writes' lines, not the related write's own") {
   auto c = check(
       "device d nv\nsignal s on d\nqueue a on d compute ordering overlap\nqueue b on d compute\n"
@@ -383,6 +408,47 @@ TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the
       while (a.depth(x) > d) x = a[x].parent;
       CHECK(a.at_depth(head, d) == x);
     }
+  }
+}
+
+TEST_CASE("race order sets: unions of runs count, find the greatest and list the smallest lines as plain sets do") {
+  qvet::RunArena a;
+  std::vector<uint32_t> heads{qvet::kNoNode};
+  uint64_t seed = 11;
+  auto rnd = [&](uint64_t k) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % k;
+  };
+  const uint32_t orders = 700;
+  std::vector<uint32_t> line(orders);
+  for (uint32_t& l : line) l = uint32_t(rnd(40));  // a loop's lines repeat
+  for (uint32_t i = 0; i < 2500; ++i) {
+    uint32_t parent = heads[rnd(heads.size())];
+    uint32_t order = parent == qvet::kNoNode ? uint32_t(rnd(3)) : a[parent].index + uint32_t(rnd(3)) + 1;
+    if (order >= orders) continue;
+    qvet::ShadowAccess e{{false, i}, i, rnd(2) == 0, nullptr};
+    heads.push_back(a.push(parent, e, order, line[order]));
+  }
+  qvet::OrderSets sets(orders, [&](uint64_t o) { return line[o]; });
+  for (int q = 0; q < 1500; ++q) {
+    std::set<uint64_t> plain;
+    uint32_t u = qvet::OrderSets::kEmpty;
+    for (uint64_t k = 0, runs = 1 + rnd(4); k < runs; ++k) {
+      uint32_t head = heads[rnd(heads.size())];
+      u = sets.unite(u, sets.of_run(a, head));
+      for (uint32_t x = head; x != qvet::kNoNode; x = a[x].parent) plain.insert(a[x].index);
+    }
+    uint64_t lo = rnd(orders), hi = lo + rnd(orders);
+    auto from = plain.lower_bound(lo), to = plain.lower_bound(hi);
+    CHECK(sets.count(u, lo, hi) == uint64_t(std::distance(from, to)));
+    CHECK(sets.greatest(u, lo, hi) == (from == to ? qvet::OrderSets::kNone : *std::prev(to)));
+    std::set<uint32_t> lines;
+    for (auto it = from; it != to; ++it) lines.insert(line[*it]);
+    std::vector<uint32_t> smallest(lines.begin(), lines.end());
+    smallest.resize(std::min<size_t>(smallest.size(), qvet::OrderSets::kLines));
+    qvet::OrderSets::Lines got;
+    sets.add_lines(u, lo, hi, got);
+    CHECK(std::vector<uint32_t>(got.v.begin(), got.v.begin() + got.n) == smallest);
   }
 }
 

@@ -42,6 +42,9 @@ std::string gen_help() {
          "                            host-refill    nv: the host writes an input and kicks a queue whose exec\n"
          "                                           reads it, never waiting: every write races with every\n"
          "                                           earlier exec (each write the primary of its own finding)\n"
+         "                            crossing-races nv: `wait kick >= k; exec` reading one buffer and writing the\n"
+         "                                           other, the two in turns, kicked by the host: every exec\n"
+         "                                           races with every other, met through several runs\n"
          "                            queue-chain    one queue per three commands, each waiting for the previous\n"
          "                                           queue's signal: every event hears of every earlier queue\n"
          "                            host-chain     the host submits to one queue per three commands and waits\n"
@@ -141,21 +144,25 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
       if (host) emit("wait s" + id + " >= 1");
     }
-  } else if (o.shape == "racing-pairs" || o.shape == "host-refill") {  // the hcq fuzzer's shapes
-    bool refill = o.shape == "host-refill";
+  } else if (o.shape == "racing-pairs" || o.shape == "host-refill" || o.shape == "crossing-races") {  // the hcq fuzzer's shapes
+    bool refill = o.shape == "host-refill", crossing = o.shape == "crossing-races";
     emit("device gpu0 nv");
-    emit(refill ? "buffer inp on host 4096" : "buffer inp on gpu0 4096\nbuffer out on gpu0 4096");
+    emit(refill ? "buffer inp on host 4096" : crossing ? "buffer a on gpu0 4096\nbuffer b on gpu0 4096" : "buffer inp on gpu0 4096\nbuffer out on gpu0 4096");
     emit("signal kick on host");
     emit("queue q on gpu0 compute");
   }
-  if (o.shape == "racing-pairs") {
-    // Each wait breaks the chain, so nothing orders any two execs.
+  if (o.shape == "racing-pairs" || o.shape == "crossing-races") {
+    // Each wait breaks the chain, so nothing orders any two execs. crossing-races: each exec
+    // meets the earlier ones through several runs (the writes of what it reads, the reads and
+    // writes of what it writes).
+    bool crossing = o.shape == "crossing-races";
     uint64_t iters = n / 2;
     for (uint64_t k = 1; k <= iters; k += 10) {
       emit("submit q {");
       for (uint64_t i = k; i <= std::min(iters, k + 9); ++i) {
         emit("  wait kick >= " + std::to_string(i));
-        emit(i % 2 ? "  exec body reads inp writes out" : "  exec body reads inp, out writes out");
+        if (crossing) emit(i % 2 ? "  exec k reads a writes b" : "  exec k reads b writes a");
+        else emit(i % 2 ? "  exec body reads inp writes out" : "  exec body reads inp, out writes out");
       }
       emit("}");
     }
@@ -360,7 +367,8 @@ int run_gen(int argc, char** argv) {
       o.format = v;
     } else if (a == "--shape") {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
-                                            "overlap-copies", "racing-pairs", "host-refill", "queue-chain", "host-chain"};
+                                            "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
+                                            "host-chain"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

@@ -4,8 +4,10 @@
 #   hcq (default): any bytes through the loader and every checker, seeded with the corpus and the
 #                  malformed tests;
 #   json:          JSON programs (fuzz/fuzz_json.cpp), seeded with the corpus printed as JSON and
-#                  the malformed JSON tests, with a dictionary of the format's keys.
-# Usage: scripts/fuzz.sh [SECONDS] [hcq|json]
+#                  the malformed JSON tests, with a dictionary of the format's keys;
+#   pm4:           any bytes as an AMD PM4 stream (fuzz/fuzz_pm4.cpp), seeded with the encoded
+#                  corpus's streams and the malformed ones.
+# Usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
@@ -13,7 +15,8 @@ kind=${2:-hcq}
 case $kind in
   hcq) target=qvet_fuzz_parser extra=() ;;
   json) target=qvet_fuzz_json extra=(-dict=fuzz/json.dict) ;;
-  *) echo "usage: scripts/fuzz.sh [SECONDS] [hcq|json]" >&2; exit 2 ;;
+  pm4) target=qvet_fuzz_pm4 extra=() ;;
+  *) echo "usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4]" >&2; exit 2 ;;
 esac
 QVET_FUZZ=1 scripts/setup.sh
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQVET_FUZZ=ON \
@@ -21,6 +24,7 @@ cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWith
 cmake --build build-fuzz -j"$(nproc)" --target "$target" qvet
 seeds=fuzz/corpus-run
 [ "$kind" = json ] && seeds=fuzz/corpus-json
+[ "$kind" = pm4 ] && seeds=fuzz/corpus-pm4
 mkdir -p "$seeds" fuzz/crashes
 if [ "$kind" = json ]; then
   for f in corpus/*.hcq examples/*.hcq; do
@@ -28,6 +32,8 @@ if [ "$kind" = json ]; then
     [ -e "$out" ] || build-fuzz/qvet print --format json "$f" >"$out"
   done
   cp -n tests/malformed/*.json "$seeds"/ 2>/dev/null || true
+elif [ "$kind" = pm4 ]; then
+  cp -n corpus/encoded/*.pm4 corpus/encoded/*.bin tests/malformed/*.pm4 "$seeds"/ 2>/dev/null || true
 else
   cp -n corpus/*.hcq tests/malformed/*.hcq examples/*.hcq "$seeds"/ 2>/dev/null || true
 fi

@@ -322,3 +322,45 @@ TEST_CASE("printer: values past 2^64 print as expressions that parse back (no li
   REQUIRE(r2.program);
   CHECK(print_program(*r2.program) == once);
 }
+
+// The stream binding's words (docs/encoded.md) are contextual, never reserved: programs that use
+// them as names read as before.
+TEST_CASE("parser: at, region, kernel, stream, file and args stay ordinary names") {
+  const char* text = R"(device gpu0 amd
+buffer at on gpu0 4K
+buffer region on gpu0 4K at 0x10000
+signal kernel on host = 0
+signal stream on host at 0x20000
+queue file on gpu0 compute
+commands args(k) {
+  exec region reads at writes region
+  signal kernel = k
+}
+submit file args(k = 1)
+submit file {
+  exec kernel reads at
+  wait stream >= 0
+}
+wait kernel >= 1
+)";
+  SourceSet src;
+  LoadResult r = load_program_text(src, "words.hcq", text);
+  REQUIRE(r.program);
+  CHECK(r.program->buffers[0].name == "at");
+  CHECK(r.program->signals[1].name == "stream");
+  CHECK(r.program->lists[0].name == "args");
+  // The binding is no part of the Program: it prints as the same program without its addresses.
+  std::string printed = print_program(*r.program);
+  CHECK(printed.find(" at 0x") == std::string::npos);
+  LoadResult again = load_program_text(src, "printed.hcq", printed);
+  REQUIRE(again.program);
+  CHECK(print_program(*again.program) == printed);
+}
+
+TEST_CASE("parser: a stream named by a program read from memory resolves against the working directory, and '..' never") {
+  SourceSet src;
+  LoadResult r = load_program_text(src, "sub/p.hcq", "device g amd\nqueue c on g compute\nsubmit c stream amd-pm4 \"a/../../x.pm4\"\n");
+  REQUIRE(r.error);
+  CHECK(r.error->loc.line == 3);
+  CHECK(r.error->message.find("'..'") != std::string::npos);
+}

@@ -7,7 +7,7 @@ namespace qvet {
 
 const char* tok_name(Tok t) {
   static const char* names[] = {"identifier", "integer", "'['", "']'", "':'", "','", "'='", "'>='", "'<='",
-                                "'..'", "'->'", "'('", "')'", "'{'", "'}'", "'+'", "'-'", "'*'", "end of line"};
+                                "'..'", "'->'", "'('", "')'", "'{'", "'}'", "'+'", "'-'", "'*'", "a string", "end of line"};
   return names[int(t)];
 }
 
@@ -107,6 +107,15 @@ void lex_line(std::string_view s, uint32_t file, uint32_t lineno, std::vector<To
         value = v;
       }
       t.value = uint64_t(value);
+    } else if (c == '"') {
+      // A string (file names of the stream binding, docs/encoded.md): printable ASCII, no escapes.
+      size_t e = s.find('"', i + 1);
+      if (e == std::string_view::npos) throw InputError{t.loc, "string is never closed (a '\"' ends it on the same line)"};
+      t.kind = Tok::Str;
+      t.text = s.substr(i + 1, e - i - 1);
+      i = e + 1;
+      out.push_back(t);
+      continue;
     } else {
       auto two = [&](char a, char b) { return c == a && i + 1 < s.size() && s[i + 1] == b; };
       if (two('>', '=')) t.kind = Tok::Ge, i += 2;

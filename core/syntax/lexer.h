@@ -13,12 +13,12 @@ namespace qvet {
 
 enum class Tok : uint8_t {
   Ident, Int, LBracket, RBracket, Colon, Comma, Assign, Ge, Le, DotDot, Arrow,
-  LParen, RParen, LBrace, RBrace, Plus, Minus, Star, End
+  LParen, RParen, LBrace, RBrace, Plus, Minus, Star, Str, End
 };
 const char* tok_name(Tok t);
 
 struct Token {
-  std::string_view text;
+  std::string_view text;  // Str: the text between the quotes
   uint64_t value = 0;  // Int (literals fit in 64 bits, or they are an input error)
   Loc loc;
   Tok kind = Tok::End;

@@ -6,10 +6,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <set>
 
+#include "core/stream.h"
 #include "core/syntax/builder.h"
 #include "core/syntax/json_io.h"
+#include "devices/amd/pm4.h"
 
 namespace qvet {
 
@@ -19,7 +24,7 @@ namespace {
 // through the ProgramBuilder, which the JSON reader shares.
 class Parser {
  public:
-  Parser(const SourceSet& src, uint32_t file, const StatementSink* sink) : sink_(sink), file_(file), b_(file) {
+  Parser(SourceSet& src, uint32_t file, const StatementSink* sink) : src_(src), sink_(sink), file_(file), b_(file) {
     text_ = src.text(file);  // checked line by line as it is read (check_line_text)
   }
 
@@ -29,9 +34,14 @@ class Parser {
   }
 
  private:
+  SourceSet& src_;  // stream and region files are added to it (Locs point into them)
   const StatementSink* sink_;
   uint32_t file_;
   ProgramBuilder b_;
+  // The binding between bytes and names (docs/encoded.md): read from `at` suffixes and the
+  // `kernel` and `region` statements, handed to the stream decoders.
+  StreamBinding binding_;
+  std::set<uint32_t> submitted_;  // queues that have been submitted to
   std::string_view text_;
   size_t next_pos_ = 0;    // start of the next line in text_
   uint32_t next_line_ = 0;  // its number - 1
@@ -171,6 +181,7 @@ class Parser {
         if (!depth) fail(l, "stray '}' closes no block");
         return;
       }
+      if (parse_binding(depth)) continue;
       Stmt s = parse_statement(depth);
       if (out) out->push_back(std::move(s));
       else if (!sink_ || !(*sink_)(b_.program(), s)) b_.program().stmts.push_back(std::move(s));
@@ -250,6 +261,11 @@ class Parser {
     uint32_t owner = b_.owner();
     Loc sl = peek().loc;
     b_.add_base_buffer(s, n, owner, b_.expr(), sl);
+    if (at_word("at")) {
+      const Expr& size = b_.program().buffers[s.id].size;
+      if (!size.is_constant()) fail(sl, "a buffer with an address ('at') needs a constant size");
+      place(binding_.buffers, n, uint64_t(size.constant));
+    }
   }
 
   void parse_signal_decl(Stmt& s) {
@@ -263,6 +279,7 @@ class Parser {
       init = {b_.expr(), il};
     }
     b_.add_signal(s, n, owner, std::move(init));
+    if (at_word("at")) place(binding_.signals, n, 16);  // the value word and the timestamp slot
   }
 
   void parse_queue(Stmt& s) {
@@ -304,6 +321,8 @@ class Parser {
 
   void parse_submit(Stmt& s) {
     uint32_t q = b_.queue(take());
+    bool earlier = !submitted_.insert(q).second;
+    if (at_word("stream") && peek(1).kind == Tok::Ident) return parse_stream_submit(s, q, earlier);
     if (at(Tok::LBrace)) {
       s.kind = StmtKind::Submit;
       s.id = q;
@@ -322,6 +341,137 @@ class Parser {
     const Token& rp = take();
     b_.end_submit_list(s, rp.loc);
     b_.expect_end();
+  }
+
+  // ---- the binding between bytes and names (docs/encoded.md) -------------------------------
+  // `at ADDR` after a buffer or signal declaration: the thing occupies [ADDR, ADDR + size).
+  void place(std::vector<StreamBinding::Placed>& table, const std::string& name, uint64_t size) {
+    Loc l = take().loc;
+    uint64_t addr = address();
+    if (size > UINT64_MAX - addr) fail(l, "'" + name + "' at " + hex(addr) + " would end past 2^64");
+    for (auto* t : {&binding_.buffers, &binding_.signals})
+      for (auto& x : *t)
+        if (addr < x.addr + x.size && x.addr < addr + size)
+          fail(l, "the addresses [" + hex(addr) + ", " + hex(addr + size) + ") of '" + name + "' overlap those of '" + x.name +
+                      "' (line " + std::to_string(x.loc.line) + ")");
+    table.push_back({addr, size, name, l});
+  }
+  uint64_t address() { return uint64_t(b_.constant_expr("an address").constant); }
+  static std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
+    return buf;
+  }
+
+  // `kernel NAME at ADDR args(ROLE, ...)` and `region NAME at ADDR file "FILE"`: contextual words,
+  // recognized only where a statement begins and `at` follows the name (never reserved).
+  bool parse_binding(int depth) {
+    if (!at(Tok::Ident) || (peek().text != "kernel" && peek().text != "region") || peek(1).kind != Tok::Ident ||
+        peek(2).kind != Tok::Ident || peek(2).text != "at")
+      return false;
+    if (depth) fail(peek().loc, "declarations belong at top level, not inside blocks");
+    bool kernel = take().text == "kernel";
+    const Token& nt = take();
+    std::string name(nt.text);
+    if (is_keyword(name)) fail(nt.loc, "'" + name + "' is a reserved keyword and cannot name anything");
+    take();  // at
+    Loc al = peek().loc;
+    uint64_t addr = address();
+    if (kernel) {
+      if (addr % 256) fail(al, "a kernel's code address is a multiple of 256 (COMPUTE_PGM_LO/HI hold it >> 8)");
+      for (auto& k : binding_.kernels) {
+        if (k.name == name) fail(nt.loc, "kernel '" + name + "' is already bound (line " + std::to_string(k.loc.line) + ")");
+        if (k.addr == addr) fail(al, "kernel '" + k.name + "' is already at " + hex(addr));
+      }
+      StreamBinding::Kernel k{addr, name, {}, nt.loc};
+      b_.expect_word("args");
+      b_.expect(Tok::LParen, "'('");
+      while (!at(Tok::RParen)) {
+        if (!k.args.empty()) b_.expect(Tok::Comma, "','");
+        if (at(Tok::Minus)) take(), k.args.push_back(StreamBinding::Arg::Value);
+        else if (at_word("reads")) take(), k.args.push_back(StreamBinding::Arg::Reads);
+        else if (at_word("writes")) take(), k.args.push_back(StreamBinding::Arg::Writes);
+        else b_.fail_expected("an argument role ('reads', 'writes' or '-')");
+      }
+      take();
+      b_.expect_end();
+      binding_.kernels.push_back(std::move(k));
+      return true;
+    }
+    b_.expect_word("file");
+    const Token& ft = b_.expect(Tok::Str, "a file name in quotes");
+    Loc fl = ft.loc;
+    std::string file(ft.text);
+    b_.expect_end();
+    for (auto& r : binding_.regions)
+      if (r.name == name) fail(nt.loc, "region '" + name + "' is already declared (line " + std::to_string(r.loc.line) + ")");
+    StreamBinding::Region r{addr, name, "", 0, nt.loc};
+    r.file = read_bound_file(file, fl, r.bytes);
+    if (r.bytes.size() > UINT64_MAX - addr) fail(al, "region '" + name + "' would end past 2^64");
+    for (auto& x : binding_.regions)
+      if (addr < x.addr + x.bytes.size() && x.addr < addr + r.bytes.size())
+        fail(al, "region '" + name + "' overlaps region '" + x.name + "' (line " + std::to_string(x.loc.line) + ")");
+    binding_.regions.push_back(std::move(r));
+    return true;
+  }
+
+  // A stream or region file: named relative to this file's directory, never absolute, never
+  // through '..', not a symbolic link; a regular file of at most kMaxBoundFile bytes. Returns
+  // its SourceSet index.
+  static constexpr size_t kMaxBoundFile = size_t(16) << 20;
+  uint32_t read_bound_file(const std::string& name, const Loc& at, std::string& bytes) {
+    namespace fs = std::filesystem;
+    fs::path rel(name);
+    if (name.empty() || rel.is_absolute() || name[0] == '/')
+      fail(at, "file '" + name + "' must be named relative to the program's directory");
+    for (auto& part : rel)
+      if (part == "..") fail(at, "file '" + name + "' must not leave the program's directory ('..')");
+    fs::path dir = fs::path(src_.name(file_)).parent_path();
+    if (src_.name(file_) == "<stdin>") dir.clear();
+    std::string path = (dir / rel).string();
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(path, ec))) fail(at, "file '" + path + "' is a symbolic link (only regular files are read)");
+    if (!read_regular_file(path, kMaxBoundFile, bytes))
+      fail(at, "cannot read '" + path + "': missing, not a regular file, or larger than 16 MiB");
+    return src_.add(path, "");  // no text: diagnostics there quote nothing
+  }
+
+  // `submit Q stream FORMAT "FILE"`: the stream decoded into Q's commands, each read through the
+  // builder as the line of a `submit` block would be, located at its packet's dword.
+  void parse_stream_submit(Stmt& s, uint32_t q, bool earlier) {
+    take();  // stream
+    const Token& f1 = take();
+    std::string fmt(f1.text);
+    if (at(Tok::Minus)) take(), fmt += "-" + std::string(b_.expect(Tok::Ident, "a stream format").text);
+    if (fmt != "amd-pm4") fail(f1.loc, "unknown stream format '" + fmt + "' (expected amd-pm4)");
+    const Token& ft = b_.expect(Tok::Str, "a file name in quotes");
+    Loc fl = ft.loc;
+    std::string file(ft.text);
+    b_.expect_end();
+    const Queue& queue = b_.program().queues[q];
+    if (b_.program().devices[queue.device].arch != Arch::Amd || queue.engine != EngineKind::Compute)
+      fail(fl, "an amd-pm4 stream goes to a compute queue of an amd device, and '" + queue.name + "' is not one");
+    std::string bytes;
+    uint32_t fid = read_bound_file(file, fl, bytes);
+    amd::Pm4Options opt;
+    opt.queue_overlap = queue.ordering == Ordering::Overlap;
+    amd::Pm4Result r = amd::decode_pm4(binding_, bytes, fid, opt);
+    if (r.overlap && queue.ordering != Ordering::Overlap) {
+      std::string why = "the dispatch at dword " + hex(r.unflushed.line - 1) +
+                        " is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch or the stream's end, so they overlap";
+      if (queue.ordering != Ordering::Default)
+        fail(r.unflushed, why + ", but queue '" + queue.name + "' is declared 'ordering " + ordering_name(queue.ordering) + "'");
+      if (earlier)
+        fail(r.unflushed, why + ", but earlier batches of queue '" + queue.name + "' were read as serial: declare it 'ordering overlap'");
+      b_.program().queues[q].ordering = Ordering::Overlap;
+    }
+    s.kind = StmtKind::Submit;
+    s.id = q;
+    s.cmds.reserve(r.cmds.size());
+    for (const DecodedCommand& c : r.cmds) {
+      b_.read_field(c.text, c.loc);
+      s.cmds.push_back(parse_command());
+    }
   }
 
   void parse_repeat(Stmt& s, int depth) {
@@ -372,7 +522,7 @@ Expectation parse_expectation(std::string_view item, Loc loc) {
   return x;
 }
 
-Program parse_hcq(const SourceSet& src, uint32_t file, const StatementSink* sink) { return Parser(src, file, sink).run(); }
+Program parse_hcq(SourceSet& src, uint32_t file, const StatementSink* sink) { return Parser(src, file, sink).run(); }
 
 LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text, const StatementSink* sink) {
   LoadResult r;

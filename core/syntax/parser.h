@@ -20,8 +20,9 @@ namespace qvet {
 // returning true drops the statement from the Program (it was consumed, e.g. elaborated).
 using StatementSink = std::function<bool(const Program&, const Stmt&)>;
 
-// Parses the text of `file` in `src`. Throws InputError.
-Program parse_hcq(const SourceSet& src, uint32_t file, const StatementSink* sink = nullptr);
+// Parses the text of `file` in `src`. Throws InputError. Stream and region files the program
+// names (docs/encoded.md) are read relative to the file's directory and added to `src`.
+Program parse_hcq(SourceSet& src, uint32_t file, const StatementSink* sink = nullptr);
 
 struct LoadResult {
   std::optional<Program> program;

@@ -1,0 +1,51 @@
+// What a decoder of a binary command stream is given and what it hands back (docs/encoded.md).
+//
+// The .hcq parser reads the binding (`at` addresses of buffers and signals, `kernel` code
+// addresses with their argument roles, `region` files at addresses) into a StreamBinding and
+// hands it with the stream's bytes to a decoder (devices/amd/pm4.h). The decoder resolves
+// addresses to names and returns each command as one line of .hcq text with the Loc of the
+// packet it came from (`line` = 1-based dword number, `col` 0); the parser reads those lines
+// through the same ProgramBuilder calls as any `submit` block, so every static rule holds.
+// Plain data: no part of core/syntax, so a decoder depends on core/ alone.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/source.h"
+
+namespace qvet {
+
+struct StreamBinding {
+  // A base buffer at [addr, addr + size) or a signal whose 64-bit value word is at `addr` (its
+  // timestamp slot at addr + 8, as tinygrad lays HCQ signals out: a signal spans 16 bytes).
+  struct Placed {
+    uint64_t addr = 0, size = 0;
+    std::string name;
+    Loc loc;
+  };
+  enum class Arg : uint8_t { Reads, Writes, Value };  // a kernel argument: pointer read, written, or not a pointer
+  struct Kernel {
+    uint64_t addr = 0;  // code address (COMPUTE_PGM_LO/HI << 8 on AMD)
+    std::string name;
+    std::vector<Arg> args;  // 8 bytes each, in order
+    Loc loc;
+  };
+  struct Region {
+    uint64_t addr = 0;
+    std::string name, bytes;  // the file's contents
+    uint32_t file = 0;        // SourceSet index of the file (Locs of packets decoded from it)
+    Loc loc;
+  };
+  std::vector<Placed> buffers, signals;
+  std::vector<Kernel> kernels;
+  std::vector<Region> regions;
+};
+
+// One decoded command: `text` is a device command line ("wait tl >= 3").
+struct DecodedCommand {
+  Loc loc;
+  std::string text;
+};
+
+}  // namespace qvet

@@ -49,6 +49,7 @@ const char* kUsage =
     "commands:\n"
     "  check     report races, deadlocks, lifetime, peer, width, engine and visibility findings\n"
     "  print     print the canonical .hcq form, or the IR as JSON (--format json)\n"
+    "  decode    print the program with its binary streams decoded, each command with its FILE:DWORD\n"
     "  graph     print the happens-before graph as Graphviz DOT\n"
     "  fix       repair races with verified waits and print the diff\n"
     "  sim       execute the program on a simulated machine under many schedules\n"
@@ -77,6 +78,13 @@ const char* kPrintHelp =
     "usage: qvet print [--format hcq|json] FILE\n"
     "\n"
     "  Prints the program in canonical .hcq form (default) or as qvet's JSON IR (docs/json.md).\n";
+
+const char* kDecodeHelp =
+    "usage: qvet decode FILE\n"
+    "\n"
+    "  Prints the program in canonical .hcq form with every `submit Q stream FORMAT \"FILE\"` expanded\n"
+    "  into the commands it decodes to, each followed by `# FILE:DWORD` (the packet's 1-based dword\n"
+    "  number in the stream or region file; docs/encoded.md).\n";
 
 const char* kFixHelp =
     "usage: qvet fix [-o OUT] [--param NAME=VALUE] FILE\n"
@@ -456,15 +464,16 @@ int cmd_check(const Args& a) {
   return worst;
 }
 
-int cmd_print(const Args& a) {
-  if (a.help) return std::cout << kPrintHelp, 0;
-  if (a.files.size() != 1) throw UsageError{"print needs exactly one FILE"};
+// `print`, and `decode` (the same with each decoded command's `# FILE:DWORD`; .hcq only).
+int cmd_print(const Args& a, bool decode) {
+  if (a.help) return std::cout << (decode ? kDecodeHelp : kPrintHelp), 0;
+  if (a.files.size() != 1) throw UsageError{std::string(decode ? "decode" : "print") + " needs exactly one FILE"};
   std::string fmt = a.format.empty() ? "hcq" : a.format;
-  if (fmt != "hcq" && fmt != "json") throw UsageError{"unknown --format '" + fmt + "' (hcq or json)"};
+  if (fmt != "hcq" && (fmt != "json" || decode)) throw UsageError{"unknown --format '" + fmt + (decode ? "' (decode prints .hcq)" : "' (hcq or json)")};
   SourceSet src;
   LoadResult r = load_program(src, a.files[0]);
   if (!r.program) return report_input_error(*r.error, src);
-  std::cout << (fmt == "json" ? write_json_program(*r.program, src) : print_program(*r.program));
+  std::cout << (fmt == "json" ? write_json_program(*r.program, src) : decode ? print_decoded(*r.program, src) : print_program(*r.program));
   return 0;
 }
 
@@ -739,6 +748,7 @@ int run(int argc, char** argv) {
     std::string topic = argc > 2 ? argv[2] : "";
     if (topic == "check") std::cout << kCheckHelp;
     else if (topic == "print") std::cout << kPrintHelp;
+    else if (topic == "decode") std::cout << kDecodeHelp;
     else if (topic == "graph") std::cout << kGraphHelp;
     else if (topic == "gen") std::cout << gen_help();
     else if (topic == "fix") std::cout << kFixHelp;
@@ -751,7 +761,7 @@ int run(int argc, char** argv) {
   if (cmd == "gen") return run_gen(argc, argv);
   Args a = parse_args(argc, argv, 2);
   if (cmd == "check") return cmd_check(a);
-  if (cmd == "print") return cmd_print(a);
+  if (cmd == "print" || cmd == "decode") return cmd_print(a, cmd == "decode");
   if (cmd == "graph") return cmd_graph(a);
   if (cmd == "fix") return cmd_fix(a);
   if (cmd == "sim") return cmd_sim(a);

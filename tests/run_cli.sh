@@ -46,3 +46,14 @@ grep -q "the same holds for 398 earlier command(s) of queue c0 (line 12, 15, 18,
   { echo "chained-waits: the last signal's group is not 398 earlier commands"; exit 1; }
 [ "$(grep -c 'signal-race\]' "$tmp/cw.txt")" = 399 ] || { echo "chained-waits: want 399 signal races"; exit 1; }
 echo "groups ok"
+
+# Encoded streams (docs/encoded.md): `qvet decode` expands a stream with each command's FILE:DWORD,
+# and `qvet print` of the decoded program reads back as the same program.
+"$qvet" decode corpus/encoded/pm4_no_flush_bug.hcq >"$tmp/dec.hcq"
+grep -qF "exec use reads a[0:4K] writes b[0:4K]  # pm4_no_flush_bug.pm4:94" "$tmp/dec.hcq" || { echo "decode: no dword comment"; exit 1; }
+grep -qF "queue c0 on gpu0 compute ordering overlap" "$tmp/dec.hcq" || { echo "decode: the unflushed queue is not overlap"; exit 1; }
+"$qvet" print corpus/encoded/eager_pm4_fixed.hcq >"$tmp/e1.hcq"
+"$qvet" print "$tmp/e1.hcq" >"$tmp/e2.hcq"
+cmp "$tmp/e1.hcq" "$tmp/e2.hcq"
+"$qvet" decode --help >/dev/null
+echo "decode ok"

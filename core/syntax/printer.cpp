@@ -61,13 +61,21 @@ std::string print_constraint(const Constraint& c, const std::vector<std::string>
 
 namespace {
 
-void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, std::string& out) {
+// `src` set: a command decoded from another file (a stream) carries `# FILE:DWORD` (qvet decode).
+void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, std::string& out, const SourceSet* src) {
   auto names = p.var_names();
   std::string pad(indent * 2, ' ');
   auto line = [&](const std::string& s) { out += pad + s + "\n"; };
   auto block = [&](const std::string& head, const std::vector<Command>& cmds) {
     line(head + " {");
-    for (auto& c : cmds) out += pad + "  " + print_command(p, c) + "\n";
+    for (auto& c : cmds) {
+      out += pad + "  " + print_command(p, c);
+      if (src && c.loc.valid() && c.loc.file != p.file) {
+        const std::string& f = src->name(c.loc.file);
+        out += "  # " + f.substr(f.find_last_of('/') + 1) + ":" + std::to_string(c.loc.line);
+      }
+      out += "\n";
+    }
     line("}");
   };
   for (const Stmt& s : stmts) {
@@ -126,7 +134,7 @@ void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, s
       case StmtKind::Alloc: line("alloc " + p.object_name(s.object)); break;
       case StmtKind::Repeat:
         line("repeat " + p.vars[s.id].name + " in " + to_string(s.lo, names) + ".." + to_string(s.hi, names) + " {");
-        print_stmts(p, s.body, indent + 1, out);
+        print_stmts(p, s.body, indent + 1, out, src);
         line("}");
         break;
     }
@@ -137,7 +145,13 @@ void print_stmts(const Program& p, const std::vector<Stmt>& stmts, int indent, s
 
 std::string print_program(const Program& p) {
   std::string out;
-  print_stmts(p, p.stmts, 0, out);
+  print_stmts(p, p.stmts, 0, out, nullptr);
+  return out;
+}
+
+std::string print_decoded(const Program& p, const SourceSet& src) {
+  std::string out;
+  print_stmts(p, p.stmts, 0, out, &src);
   return out;
 }
 

@@ -9,6 +9,9 @@
 namespace qvet {
 
 std::string print_program(const Program& p);
+// The same, each command decoded from a binary stream followed by `# FILE:DWORD` (its packet's
+// file, without directories, and 1-based dword number; docs/encoded.md): `qvet decode`.
+std::string print_decoded(const Program& p, const SourceSet& src);
 std::string print_range(const Program& p, const Range& r);
 std::string print_command(const Program& p, const Command& c);
 std::string format_size(const Expr& e, const std::vector<std::string>& names);

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <functional>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -72,6 +73,7 @@ const char* kCheckHelp =
     "  --stats                    print time per phase and peak memory on standard error\n"
     "  --rules R1,R2,...          run only these rules (`none`: only the ordering engine)\n"
     "  --witness[=FILE]           give each race a schedule in which its accesses overlap; FILE: also as JSON\n"
+    "  --ignore-packet 0xOP       a PM4 opcode that streams may hold, skipped with its body (repeatable; docs/encoded.md)\n"
     "  FILE may be `-` for standard input.\n";
 
 const char* kPrintHelp =
@@ -159,6 +161,7 @@ struct Args {
   std::string format;
   bool expect = false, werror = false;
   std::vector<std::pair<std::string, i128>> params;
+  LoadOptions load;  // --ignore-packet
   uint32_t around = 0;
   std::string out;  // fix -o
   bool witness = false;
@@ -235,7 +238,11 @@ Args parse_args(int argc, char** argv, int start) {
         b = e + 1;
       }
     }
-    else if (is("--param")) {
+    else if (is("--ignore-packet")) {
+      i128 op = parse_number(value("--ignore-packet"), "--ignore-packet");
+      if (op < 0 || op > 0xff) throw UsageError{"--ignore-packet takes a PM4 opcode, 0x00 to 0xff"};
+      a.load.ignored_packets.push_back(uint8_t(op));
+    } else if (is("--param")) {
       std::string v = value("--param");
       auto eq = v.find('=');
       if (eq == std::string::npos) throw UsageError{"--param needs NAME=VALUE"};
@@ -337,7 +344,7 @@ bool load_streamed(SourceSet& src, const std::string& file, std::string text, co
     return true;
   };
   Stopwatch whole;
-  LoadResult r = load_program_text(src, file, std::move(text), &sink);
+  LoadResult r = load_program_text(src, file, std::move(text), &sink, a.load);
   if (a.stats) {
     double total = whole.lap();
     std::cerr << "stats: parse " << total - elaborate_s << " s (" << double(bytes) / 1e6 / (total - elaborate_s)
@@ -361,7 +368,7 @@ bool load_elaborated(SourceSet& src, const Args& a, std::optional<Program>& p, T
     return false;
   }
   if (streamable(text)) return load_streamed(src, name, std::move(text), a, rc, p, t);
-  LoadResult r = load_program_text(src, name, std::move(text));
+  LoadResult r = load_program_text(src, name, std::move(text), nullptr, a.load);
   if (!r.program) {
     rc = report_input_error(*r.error, src);
     return false;
@@ -415,7 +422,7 @@ int cmd_check(const Args& a) {
       diags = check_streamed(src, name, std::move(text), a, rc, l);
       t_load = sw.lap();
     } else {
-      LoadResult r = load_program_text(src, name, std::move(text));
+      LoadResult r = load_program_text(src, name, std::move(text), nullptr, a.load);
       if (r.program) l = std::move(*r.program);
       else rc = report_input_error(*r.error, src);
       t_load = sw.lap();
@@ -471,7 +478,7 @@ int cmd_print(const Args& a, bool decode) {
   std::string fmt = a.format.empty() ? "hcq" : a.format;
   if (fmt != "hcq" && (fmt != "json" || decode)) throw UsageError{"unknown --format '" + fmt + (decode ? "' (decode prints .hcq)" : "' (hcq or json)")};
   SourceSet src;
-  LoadResult r = load_program(src, a.files[0]);
+  LoadResult r = load_program(src, a.files[0], a.load);
   if (!r.program) return report_input_error(*r.error, src);
   std::cout << (fmt == "json" ? write_json_program(*r.program, src) : decode ? print_decoded(*r.program, src) : print_program(*r.program));
   return 0;
@@ -500,6 +507,14 @@ int cmd_fix(const Args& a) {
   LoadResult l = load_program(src, a.files[0]);
   if (!l.program) return report_input_error(*l.error, src);
   if (l.program->file != 1) throw UsageError{"fix needs .hcq text (print JSON back to .hcq first: qvet print FILE.json)"};
+  std::function<bool(const std::vector<Stmt>&)> streams = [&](const std::vector<Stmt>& ss) {
+    return std::any_of(ss.begin(), ss.end(), [&](const Stmt& st) {
+      return streams(st.body) ||
+             std::any_of(st.cmds.begin(), st.cmds.end(), [&](const Command& c) { return c.loc.file != l.program->file; });
+    });
+  };
+  if (streams(l.program->stmts))
+    throw UsageError{"fix edits .hcq text, and this program submits binary streams (docs/encoded.md); fix `qvet decode FILE` instead"};
   VerifyOptions o;
   o.fixed = a.params;
   if (a.event_budget) o.event_budget = a.event_budget;

@@ -56,4 +56,9 @@ grep -qF "queue c0 on gpu0 compute ordering overlap" "$tmp/dec.hcq" || { echo "d
 "$qvet" print "$tmp/e1.hcq" >"$tmp/e2.hcq"
 cmp "$tmp/e1.hcq" "$tmp/e2.hcq"
 "$qvet" decode --help >/dev/null
+# --ignore-packet: the bad opcode of a malformed stream is skipped with its body.
+"$qvet" check --ignore-packet 0x99 tests/malformed/pm4_bad_opcode.hcq >/dev/null || { echo "--ignore-packet 0x99: want exit 0"; exit 1; }
+set +e
+"$qvet" fix corpus/encoded/pm4_no_flush_bug.hcq >/dev/null 2>&1; [ $? = 2 ] || { echo "fix on a stream program: want exit 2"; exit 1; }
+set -e
 echo "decode ok"

@@ -24,7 +24,8 @@ namespace {
 // through the ProgramBuilder, which the JSON reader shares.
 class Parser {
  public:
-  Parser(SourceSet& src, uint32_t file, const StatementSink* sink) : src_(src), sink_(sink), file_(file), b_(file) {
+  Parser(SourceSet& src, uint32_t file, const StatementSink* sink, const LoadOptions& opt)
+      : src_(src), sink_(sink), opt_(opt), file_(file), b_(file) {
     text_ = src.text(file);  // checked line by line as it is read (check_line_text)
   }
 
@@ -36,6 +37,7 @@ class Parser {
  private:
   SourceSet& src_;  // stream and region files are added to it (Locs point into them)
   const StatementSink* sink_;
+  const LoadOptions& opt_;
   uint32_t file_;
   ProgramBuilder b_;
   // The binding between bytes and names (docs/encoded.md): read from `at` suffixes and the
@@ -455,6 +457,7 @@ class Parser {
     uint32_t fid = read_bound_file(file, fl, bytes);
     amd::Pm4Options opt;
     opt.queue_overlap = queue.ordering == Ordering::Overlap;
+    opt.ignored = opt_.ignored_packets;
     amd::Pm4Result r = amd::decode_pm4(binding_, bytes, fid, opt);
     if (r.overlap && queue.ordering != Ordering::Overlap) {
       std::string why = "the dispatch at dword " + hex(r.unflushed.line - 1) +
@@ -522,9 +525,12 @@ Expectation parse_expectation(std::string_view item, Loc loc) {
   return x;
 }
 
-Program parse_hcq(SourceSet& src, uint32_t file, const StatementSink* sink) { return Parser(src, file, sink).run(); }
+Program parse_hcq(SourceSet& src, uint32_t file, const StatementSink* sink, const LoadOptions& opt) {
+  return Parser(src, file, sink, opt).run();
+}
 
-LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text, const StatementSink* sink) {
+LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text, const StatementSink* sink,
+                             const LoadOptions& opt) {
   LoadResult r;
   bool json = false;
   for (char c : text) {
@@ -534,7 +540,7 @@ LoadResult load_program_text(SourceSet& src, const std::string& name, std::strin
   }
   uint32_t file = src.add(name, std::move(text));
   try {
-    r.program = json ? read_json_program(src, file) : parse_hcq(src, file, sink);
+    r.program = json ? read_json_program(src, file) : parse_hcq(src, file, sink, opt);
   } catch (const InputError& e) {
     r.error = input_diagnostic(e);
   } catch (const std::bad_alloc&) {
@@ -594,7 +600,7 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& t
   return ok;
 }
 
-LoadResult load_program(SourceSet& src, const std::string& path) {
+LoadResult load_program(SourceSet& src, const std::string& path, const LoadOptions& opt) {
   std::string text, error;
   if (!read_file(path, text, &error)) {
     LoadResult r;
@@ -602,7 +608,7 @@ LoadResult load_program(SourceSet& src, const std::string& path) {
     r.error = input_diagnostic({{f, 0, 0}, error});
     return r;
   }
-  return load_program_text(src, path == "-" ? "<stdin>" : path, std::move(text));
+  return load_program_text(src, path == "-" ? "<stdin>" : path, std::move(text), nullptr, opt);
 }
 
 }  // namespace qvet

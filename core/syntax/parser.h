@@ -20,9 +20,14 @@ namespace qvet {
 // returning true drops the statement from the Program (it was consumed, e.g. elaborated).
 using StatementSink = std::function<bool(const Program&, const Stmt&)>;
 
+// How binary streams a program submits are decoded (docs/encoded.md).
+struct LoadOptions {
+  std::vector<uint8_t> ignored_packets;  // PM4 opcodes accepted and skipped (`--ignore-packet`)
+};
+
 // Parses the text of `file` in `src`. Throws InputError. Stream and region files the program
 // names (docs/encoded.md) are read relative to the file's directory and added to `src`.
-Program parse_hcq(SourceSet& src, uint32_t file, const StatementSink* sink = nullptr);
+Program parse_hcq(SourceSet& src, uint32_t file, const StatementSink* sink = nullptr, const LoadOptions& opt = {});
 
 struct LoadResult {
   std::optional<Program> program;
@@ -30,10 +35,10 @@ struct LoadResult {
 };
 
 // Reads `path` ("-" is standard input) as .hcq text, or as JSON IR when it starts with '{'.
-LoadResult load_program(SourceSet& src, const std::string& path);
+LoadResult load_program(SourceSet& src, const std::string& path, const LoadOptions& opt = {});
 // Same, for text already in memory; .hcq text is parsed with `sink` (see parse_hcq).
 LoadResult load_program_text(SourceSet& src, const std::string& name, std::string text,
-                             const StatementSink* sink = nullptr);
+                             const StatementSink* sink = nullptr, const LoadOptions& opt = {});
 // Reads a file ("-": standard input) into `text`. False when it cannot be opened or read (a
 // directory, over 2 GiB); `error` then says so with the reason ("cannot open file: No such ...").
 bool read_file(const std::string& path, std::string& text, std::string* error = nullptr);

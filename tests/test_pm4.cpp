@@ -159,3 +159,20 @@ TEST_CASE("pm4: what is not decoded is an input error naming the dword and the a
     CHECK(x.loc.line == 8);
   }
 }
+
+TEST_CASE("pm4: the implementation limits are input errors marked as limits") {
+  Words s;
+  s.wait(0x30000, 1).wait(0x30000, 2).wait(0x30000, 3);
+  amd::Pm4Options o;
+  o.max_commands = 2;
+  try {
+    amd::decode_pm4(binding(), s.bytes(), 1, o);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.limit);
+    CHECK(e.loc.line == 15);
+  }
+  o = {};
+  o.max_dwords = 10;
+  CHECK_THROWS_AS(amd::decode_pm4(binding(), s.bytes(), 1, o), InputError);
+}

@@ -420,7 +420,8 @@ class Parser {
   // A stream or region file: named relative to this file's directory, never absolute, never
   // through '..', not a symbolic link; a regular file of at most kMaxBoundFile bytes. Returns
   // its SourceSet index.
-  static constexpr size_t kMaxBoundFile = size_t(16) << 20;
+  static constexpr size_t kMaxBoundFile = size_t(16) << 20, kMaxBoundTotal = size_t(256) << 20;
+  size_t bound_bytes_ = 0;  // read so far, streams and regions together
   uint32_t read_bound_file(const std::string& name, const Loc& at, std::string& bytes) {
     namespace fs = std::filesystem;
     fs::path rel(name);
@@ -435,6 +436,8 @@ class Parser {
     if (fs::is_symlink(fs::symlink_status(path, ec))) fail(at, "file '" + path + "' is a symbolic link (only regular files are read)");
     if (!read_regular_file(path, kMaxBoundFile, bytes))
       fail(at, "cannot read '" + path + "': missing, not a regular file, or larger than 16 MiB");
+    if ((bound_bytes_ += bytes.size()) > kMaxBoundTotal)
+      throw InputError{at, "the program's stream and region files exceed 256 MiB in all (an implementation limit)", true};
     return src_.add(path, "");  // no text: diagnostics there quote nothing
   }
 

@@ -107,7 +107,11 @@ class Decoder {
     return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
   }
 
-  void emit(const Loc& l, std::string text) { items_.push_back({l, std::move(text), false}); }
+  void emit(const Loc& l, std::string text, bool flush = false) {
+    if (items_.size() >= opt_.max_commands)
+      throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
+    items_.push_back({l, std::move(text), flush});
+  }
 
   // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's start).
   void walk(std::string_view bytes, uint32_t file, int depth, uint64_t base = 0) {
@@ -120,10 +124,8 @@ class Decoder {
     while (i < n) {
       Loc loc{file, uint32_t(base + i + 1), 0};
       uint32_t h = dword_of(bytes, i);
-      if (++decoded_ > opt_.max_dwords)
-        throw InputError{loc, "more than " + std::to_string(opt_.max_dwords) + " packets decoded (an implementation limit)", true};
       if (pm4::type(h) == 2) {  // type-2 filler: one dword
-        ++i;
+        ++i, ++decoded_;
         continue;
       }
       if (pm4::type(h) != 3)
@@ -135,6 +137,9 @@ class Decoder {
       if (i + 1 + nb > n)
         fail(loc, "truncated packet: " + what + " has " + std::to_string(nb) + " body dwords, but only " +
                       std::to_string(n - i - 1) + " follow before the end of the stream");
+      decoded_ += 1 + nb;
+      if (decoded_ > opt_.max_dwords)
+        throw InputError{loc, "more than " + std::to_string(opt_.max_dwords) + " dwords decoded, indirect buffers included (an implementation limit)", true};
       std::vector<uint32_t> body(nb);
       for (uint32_t k = 0; k < nb; ++k) body[k] = dword_of(bytes, i + 1 + k);
       if (std::find(opt_.ignored.begin(), opt_.ignored.end(), uint8_t(op)) != opt_.ignored.end()) {
@@ -171,7 +176,7 @@ class Decoder {
         if (t != pm4::kEventCsPartialFlush)
           fail(loc, what + ": event type " + hex(t) + " is not decoded (only CS_PARTIAL_FLUSH, " + hex(pm4::kEventCsPartialFlush) + ")");
         dispatch_pending_ = false;
-        items_.push_back({loc, "", true});
+        emit(loc, "", true);
         return;
       }
       case pm4::kSetShReg: return set_sh_reg(body, loc, what);

@@ -28,7 +28,8 @@ struct Pm4Result {
 struct Pm4Options {
   bool queue_overlap = false;         // the queue already runs `ordering overlap`
   std::vector<uint8_t> ignored;       // opcodes accepted and skipped with their bodies
-  uint64_t max_dwords = uint64_t(1) << 26;  // dwords decoded in all, indirect buffers included
+  uint64_t max_dwords = uint64_t(1) << 24;    // dwords decoded in all, indirect buffers included
+  uint64_t max_commands = uint64_t(1) << 20;  // commands one stream decodes to
 };
 
 // Throws InputError. `file` is the stream's SourceSet index.

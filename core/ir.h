@@ -142,6 +142,9 @@ struct Expectation {
   bool clean = false;
   std::string rule;
   uint32_t line1 = 0, line2 = 0;  // line2 == 0: a one-line expectation
+  // `RULE@FILE:LINE`: the line (a dword number) lies in the file of that name (directories aside),
+  // a stream the program submits (docs/encoded.md); empty: any file.
+  std::string file1, file2;
 };
 
 struct Program {

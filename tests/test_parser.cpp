@@ -206,12 +206,18 @@ TEST_CASE("json: errors in JSON input point at the statement's source line") {
 
 TEST_CASE("parser: expectations") {
   SourceSet src;
-  LoadResult r = load_program_text(src, "e.hcq", "# expect: race@12,19\n#expect: deadlock@3 signal-race@4\ndevice g nv\n");
+  LoadResult r = load_program_text(src, "e.hcq", "# expect: race@12,19\n#expect: deadlock@3 signal-race@4 race@c1.pm4:45,c0.pm4:7\ndevice g nv\n");
   REQUIRE(r.program);
-  REQUIRE(r.program->expects.size() == 3);
+  REQUIRE(r.program->expects.size() == 4);
   CHECK(r.program->expects[0].rule == "race");
   CHECK(r.program->expects[0].line2 == 19);
   CHECK(r.program->expects[2].line1 == 4);
+  // A place may name the stream file its dword lies in (docs/encoded.md); a bare line names none.
+  CHECK(r.program->expects[0].file1.empty());
+  CHECK((r.program->expects[3].file1 == "c1.pm4" && r.program->expects[3].line1 == 45));
+  CHECK((r.program->expects[3].file2 == "c0.pm4" && r.program->expects[3].line2 == 7));
+  CHECK(input_error("# expect: race@:4\n").find("not a file name") != std::string::npos);
+  CHECK(input_error("# expect: race@a/b.pm4:4\n").find("not a file name") != std::string::npos);
   CHECK(input_error("# expect: clean\n# expect: race@1\n") != "");
   CHECK(input_error("# expect: racy@1\n").find("unknown rule") != std::string::npos);
 }

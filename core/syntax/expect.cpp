@@ -6,14 +6,24 @@ namespace {
 
 std::string describe(const Expectation& e) {
   if (e.clean) return "clean";
-  return e.rule + "@" + std::to_string(e.line1) + (e.line2 ? "," + std::to_string(e.line2) : "");
+  auto place = [](const std::string& f, uint32_t l) { return (f.empty() ? "" : f + ":") + std::to_string(l); };
+  return e.rule + "@" + place(e.file1, e.line1) + (e.line2 ? "," + place(e.file2, e.line2) : "");
 }
 
-bool matches(const Expectation& e, const Diagnostic& d) {
+// `l` is on `line`, and in a file named `file` (directories aside) unless `file` is empty.
+bool at(const Loc& l, const std::string& file, uint32_t line, const SourceSet& src) {
+  if (l.line != line) return false;
+  if (file.empty()) return true;
+  const std::string& n = src.name(l.file);
+  return n.substr(n.find_last_of('/') + 1) == file;
+}
+
+bool matches(const Expectation& e, const Diagnostic& d, const SourceSet& src) {
   if (e.clean || e.rule != d.rule) return false;
-  if (!e.line2) return d.loc.line == e.line1;
-  uint32_t rel = d.related_loc().line;
-  return (d.loc.line == e.line1 && rel == e.line2) || (d.loc.line == e.line2 && rel == e.line1);
+  if (!e.line2) return at(d.loc, e.file1, e.line1, src);
+  Loc rel = d.related_loc();
+  return (at(d.loc, e.file1, e.line1, src) && at(rel, e.file2, e.line2, src)) ||
+         (at(d.loc, e.file2, e.line2, src) && at(rel, e.file1, e.line1, src));
 }
 
 }  // namespace
@@ -33,7 +43,7 @@ ExpectOutcome match_expectations(const std::vector<Expectation>& expects, const 
     for (size_t i = 0; i < expects.size(); ++i) {
       if (met[i] || expects[i].clean || (pass == 0) != (expects[i].line2 != 0)) continue;
       for (size_t j = 0; j < diags.size(); ++j)
-        if (!used[j] && matches(expects[i], diags[j])) {
+        if (!used[j] && matches(expects[i], diags[j], src)) {
           used[j] = met[i] = true;
           break;
         }

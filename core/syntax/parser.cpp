@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -521,10 +522,21 @@ Expectation parse_expectation(std::string_view item, Loc loc) {
     if (v == 0) throw InputError{loc, "expectation line numbers start at 1"};
     return v;
   };
+  // LINE, or FILE:LINE for a dword of a stream file (docs/encoded.md).
+  auto place = [&](std::string_view s, std::string& file) -> uint32_t {
+    size_t colon = s.rfind(':');
+    if (colon == std::string_view::npos) return num(s);
+    file = std::string(s.substr(0, colon));
+    if (file.empty() || !std::all_of(file.begin(), file.end(), [](char c) {
+          return std::isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-';
+        }))
+      throw InputError{loc, "expectation file '" + file + "' is not a file name (letters, digits, '_', '.', '-')"};
+    return num(s.substr(colon + 1));
+  };
   std::string_view rest = item.substr(at + 1);
   size_t comma = rest.find(',');
-  x.line1 = num(rest.substr(0, comma));
-  if (comma != std::string_view::npos) x.line2 = num(rest.substr(comma + 1));
+  x.line1 = place(rest.substr(0, comma), x.file1);
+  if (comma != std::string_view::npos) x.line2 = place(rest.substr(comma + 1), x.file2);
   return x;
 }
 

@@ -4,7 +4,7 @@
 The packets follow the layouts tinygrad's AMDComputeQueue emits (wait, memory_barrier, exec,
 signal; bind's INDIRECT_BUFFER), written out here field by field from those layouts, not produced
 by qvet. Each program's .hcq is written next to its streams with its `# expect:` lines, whose
-numbers are dword numbers (1-based) in the stream files. The outputs are committed; CTest
+places are FILE:DWORD, the 1-based dword number in a stream file. The outputs are committed; CTest
 regenerates nothing. Run from anywhere: python3 corpus/encoded/make_streams.py
 """
 import os, struct
@@ -143,7 +143,7 @@ RELEASE_MEM, twice; every dispatch flushed, so the queue stays serial: clean."""
                     if fixed else
                     "The first dispatch is not followed by EVENT_WRITE CS_PARTIAL_FLUSH, so the second overlaps it:\n"
                     "the queue is decoded as 'ordering overlap' and both write b (dwords are the stream's)."),
-                "clean" if fixed else "race@%d,%d" % (s.at["second"], s.at["first"]),
+                "clean" if fixed else "race@{0}.pm4:{1},{0}.pm4:{2}".format(n, s.at["second"], s.at["first"]),
                 HEAD + 'queue c0 on gpu0 compute\n\nsubmit c0 stream amd-pm4 "%s.pm4"\nwait tl >= 1\nread b\n' % n)
 
     # 3. A 32-bit fence wrap: RELEASE_MEM writes the low dword only, so timeline value 2^32 lands as 0.
@@ -180,7 +180,7 @@ RELEASE_MEM, twice; every dispatch flushed, so the queue stays serial: clean."""
                     "Two compute queues: c1's dispatch reads b, which c0's dispatch writes, and c1's stream has no\n"
                     "WAIT_REG_MEM for c0's release: a race between dword %d of the c1 stream and dword %d of c0's."
                     % (c.at["consume"], p.at["produce"])),
-                "clean" if fixed else "race@%d,%d" % (c.at["consume"], p.at["produce"]),
+                "clean" if fixed else "race@{0}_c1.pm4:{1},{0}_c0.pm4:{2}".format(n, c.at["consume"], p.at["produce"]),
                 head + 'queue c0 on gpu0 compute\nqueue c1 on gpu0 compute\n\n'
                 'submit c0 stream amd-pm4 "%s_c0.pm4"\nsubmit c1 stream amd-pm4 "%s_c1.pm4"\n'
                 'wait s1 >= 1\nwait s2 >= 1\nread a\n' % (n, n))

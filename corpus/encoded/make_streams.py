@@ -186,6 +186,25 @@ RELEASE_MEM, twice; every dispatch flushed, so the queue stays serial: clean."""
                 'wait s1 >= 1\nwait s2 >= 1\nread a\n' % (n, n))
     write(HERE, "kargs2.bin", KARGS_BIN + bytes(0x30) + kargs(B, A))
 
+    # 5. ACQUIRE_MEM without the HDP flush before it is no memory_barrier (docs/encoded.md): the
+    #    host-written input is read without an acquire (visibility); the twin flushes HDP first.
+    for fixed in (False, True):
+        s = Stream()
+        if fixed: s.memory_barrier()
+        else: s.acquire_mem()
+        s.exec(K_FILL, KARGS + 0x00, name="read")  # reads hin
+        s.signal(TL, 1)
+        n = "pm4_acquire_only_" + ("fixed" if fixed else "bug")
+        write(HERE, n + ".pm4", s.bytes())
+        body = HEAD + "queue c0 on gpu0 compute\n\n"
+        line = body.count("\n") + 1 + 3  # the host write's line (after the 3 comment/expect lines)
+        body += 'write hin\nsubmit c0 stream amd-pm4 "%s.pm4"\nwait tl >= 1\nread a\n' % n
+        program(n, ("The HDP flush (WAIT_REG_MEM register write-wait) and then ACQUIRE_MEM: a memory_barrier: clean."
+                    if fixed else
+                    "A full ACQUIRE_MEM without the HDP flush before it: no memory_barrier, so the dispatch reads the\n"
+                    "host's write of hin without an acquire (amd needs one for data another agent wrote)."),
+                "clean" if fixed else "visibility@%s.pm4:%d,%d" % (n, s.at["read"], line), body)
+
 
 def malformed():
     def case(name, stream, expect_dword, head_extra=""):

@@ -129,4 +129,19 @@ if (ulimit -v 300000; "$qvet" --version) >/dev/null 2>&1; then
     grep -q "expands to more than" err || fail "$f: $(cat err)"
   done
 fi
+# Stream and region files (docs/encoded.md): a symbolic link, a FIFO and a directory are never
+# read (a FIFO would block), each an exit-2 error at the statement that names it.
+mkdir -p streams/dir
+printf 'device g amd\nqueue c on g compute\nsubmit c stream amd-pm4 "%s"\n' link.pm4 >streams/link.hcq
+ln -s /etc/hostname streams/link.pm4
+mkfifo streams/fifo.pm4
+sed 's/link.pm4/fifo.pm4/' streams/link.hcq >streams/fifo.hcq
+sed 's/link.pm4/dir/' streams/link.hcq >streams/dir.hcq
+for f in link fifo dir; do
+  timeout 20 "$qvet" check "streams/$f.hcq" >/dev/null 2>err; rc=$?
+  [ $rc = 2 ] || fail "stream file $f: exit $rc, want 2"
+  grep -q "streams/$f.hcq:3:" err || fail "stream file $f: error not at the submit: $(cat err)"
+done
+grep -q "symbolic link" <("$qvet" check streams/link.hcq 2>&1) || fail "stream symlink: no message saying so"
+
 echo "hostile io ok"

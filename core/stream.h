@@ -16,6 +16,8 @@
 
 namespace qvet {
 
+// The parser guarantees what the decoders rely on: buffers and signals do not overlap one another,
+// regions do not overlap each other, and no two kernels share a code address.
 struct StreamBinding {
   // A base buffer at [addr, addr + size) or a signal whose 64-bit value word is at `addr` (its
   // timestamp slot at addr + 8, as tinygrad lays HCQ signals out: a signal spans 16 bytes).

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "core/stream.h"
@@ -44,6 +45,16 @@ class Parser {
   // The binding between bytes and names (docs/encoded.md): read from `at` suffixes and the
   // `kernel` and `region` statements, handed to the stream decoders.
   StreamBinding binding_;
+  // Address ranges claimed so far, by start: [start, end) and who (one map for buffers and signals,
+  // one for regions), so that a new claim meets only its neighbours.
+  struct Claim {
+    uint64_t end;
+    std::string name;
+    uint32_t line;
+  };
+  std::map<uint64_t, Claim> placed_, regions_;
+  std::map<uint64_t, std::string> kernel_at_;
+  std::set<std::string> kernel_names_, region_names_;
   std::set<uint32_t> submitted_;  // queues that have been submitted to
   std::string_view text_;
   size_t next_pos_ = 0;    // start of the next line in text_
@@ -351,13 +362,18 @@ class Parser {
   void place(std::vector<StreamBinding::Placed>& table, const std::string& name, uint64_t size) {
     Loc l = take().loc;
     uint64_t addr = address();
-    if (size > UINT64_MAX - addr) fail(l, "'" + name + "' at " + hex(addr) + " would end past 2^64");
-    for (auto* t : {&binding_.buffers, &binding_.signals})
-      for (auto& x : *t)
-        if (addr < x.addr + x.size && x.addr < addr + size)
-          fail(l, "the addresses [" + hex(addr) + ", " + hex(addr + size) + ") of '" + name + "' overlap those of '" + x.name +
-                      "' (line " + std::to_string(x.loc.line) + ")");
+    claim(placed_, addr, size, name, l);
     table.push_back({addr, size, name, l});
+  }
+  // [addr, addr + size) for `name`, unless it passes 2^64 or overlaps an earlier claim in `m`.
+  void claim(std::map<uint64_t, Claim>& m, uint64_t addr, uint64_t size, const std::string& name, const Loc& l) {
+    if (size > UINT64_MAX - addr) fail(l, "'" + name + "' at " + hex(addr) + " would end past 2^64");
+    auto next = m.lower_bound(addr);
+    for (auto it : {next, next == m.begin() ? m.end() : std::prev(next)})
+      if (it != m.end() && addr < it->second.end && it->first < addr + size)
+        fail(l, "the addresses [" + hex(addr) + ", " + hex(addr + size) + ") of '" + name + "' overlap those of '" + it->second.name +
+                    "' (line " + std::to_string(it->second.line) + ")");
+    m.emplace(addr, Claim{addr + size, name, l.line});
   }
   uint64_t address() { return uint64_t(b_.constant_expr("an address").constant); }
   static std::string hex(uint64_t v) {
@@ -382,10 +398,8 @@ class Parser {
     uint64_t addr = address();
     if (kernel) {
       if (addr % 256) fail(al, "a kernel's code address is a multiple of 256 (COMPUTE_PGM_LO/HI hold it >> 8)");
-      for (auto& k : binding_.kernels) {
-        if (k.name == name) fail(nt.loc, "kernel '" + name + "' is already bound (line " + std::to_string(k.loc.line) + ")");
-        if (k.addr == addr) fail(al, "kernel '" + k.name + "' is already at " + hex(addr));
-      }
+      if (!kernel_names_.insert(name).second) fail(nt.loc, "kernel '" + name + "' is already bound");
+      if (!kernel_at_.emplace(addr, name).second) fail(al, "kernel '" + kernel_at_[addr] + "' is already at " + hex(addr));
       StreamBinding::Kernel k{addr, name, {}, nt.loc};
       b_.expect_word("args");
       b_.expect(Tok::LParen, "'('");
@@ -406,14 +420,10 @@ class Parser {
     Loc fl = ft.loc;
     std::string file(ft.text);
     b_.expect_end();
-    for (auto& r : binding_.regions)
-      if (r.name == name) fail(nt.loc, "region '" + name + "' is already declared (line " + std::to_string(r.loc.line) + ")");
+    if (!region_names_.insert(name).second) fail(nt.loc, "region '" + name + "' is already declared");
     StreamBinding::Region r{addr, name, "", 0, nt.loc};
     r.file = read_bound_file(file, fl, r.bytes);
-    if (r.bytes.size() > UINT64_MAX - addr) fail(al, "region '" + name + "' would end past 2^64");
-    for (auto& x : binding_.regions)
-      if (addr < x.addr + x.bytes.size() && x.addr < addr + r.bytes.size())
-        fail(al, "region '" + name + "' overlaps region '" + x.name + "' (line " + std::to_string(x.loc.line) + ")");
+    claim(regions_, addr, r.bytes.size(), name, al);
     binding_.regions.push_back(std::move(r));
     return true;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "core/input_error.h"
@@ -39,7 +40,13 @@ constexpr int kMaxIndirectDepth = 4;  // ring -> IB1 -> IB2 on hardware; a littl
 
 class Decoder {
  public:
-  Decoder(const StreamBinding& b, const Pm4Options& opt) : b_(b), opt_(opt) {}
+  Decoder(const StreamBinding& b, const Pm4Options& opt) : opt_(opt) {
+    // Looked up by address once per packet: ordered maps, so a large binding costs log n a lookup.
+    for (auto& s : b.signals) signals_.emplace(s.addr, &s);
+    for (auto& x : b.buffers) buffers_.emplace(x.addr, &x);
+    for (auto& k : b.kernels) kernels_.emplace(k.addr, &k);
+    for (auto& r : b.regions) regions_.emplace(r.addr, &r);
+  }
 
   Pm4Result run(std::string_view bytes, uint32_t file) {
     walk(bytes, file, 0);
@@ -61,8 +68,10 @@ class Decoder {
     std::string text;
     bool flush = false;  // a CS_PARTIAL_FLUSH: a `barrier` on an overlap queue, nothing on a serial one
   };
-  const StreamBinding& b_;
   const Pm4Options& opt_;
+  std::map<uint64_t, const StreamBinding::Placed*> signals_, buffers_;  // by address (they do not overlap)
+  std::map<uint64_t, const StreamBinding::Kernel*> kernels_;
+  std::map<uint64_t, const StreamBinding::Region*> regions_;
   std::vector<Item> items_;
   uint64_t decoded_ = 0;
   // The compute state a DISPATCH_DIRECT reads.
@@ -86,21 +95,24 @@ class Decoder {
     overlap_ = true;
   }
 
+  // The entry of `m` that starts last at or before `addr`, or nullptr.
+  template <class T>
+  static const T* last_at_or_before(const std::map<uint64_t, const T*>& m, uint64_t addr) {
+    auto it = m.upper_bound(addr);
+    return it == m.begin() ? nullptr : std::prev(it)->second;
+  }
   const StreamBinding::Placed* signal_at(uint64_t addr) const {
-    for (auto& s : b_.signals)
-      if (s.addr == addr) return &s;
-    return nullptr;
+    auto it = signals_.find(addr);
+    return it == signals_.end() ? nullptr : it->second;
   }
   const StreamBinding::Placed* buffer_containing(uint64_t addr) const {
-    for (auto& x : b_.buffers)
-      if (addr >= x.addr && addr - x.addr < x.size) return &x;
-    return nullptr;
+    const StreamBinding::Placed* x = last_at_or_before(buffers_, addr);
+    return x && addr - x->addr < x->size ? x : nullptr;
   }
-  // The region holding [addr, addr + n), or nullptr.
+  // The region holding [addr, addr + n), or nullptr (regions do not overlap).
   const StreamBinding::Region* region_holding(uint64_t addr, uint64_t n) const {
-    for (auto& r : b_.regions)
-      if (addr >= r.addr && addr - r.addr <= r.bytes.size() && r.bytes.size() - (addr - r.addr) >= n) return &r;
-    return nullptr;
+    const StreamBinding::Region* r = last_at_or_before(regions_, addr);
+    return r && addr - r->addr <= r->bytes.size() && r->bytes.size() - (addr - r->addr) >= n ? r : nullptr;
   }
   static uint32_t dword_of(std::string_view bytes, uint64_t i) {
     const unsigned char* p = reinterpret_cast<const unsigned char*>(bytes.data()) + i * 4;
@@ -250,9 +262,8 @@ class Decoder {
     if (!pgm_lo_set_ || !pgm_hi_set_) fail(loc, what + ": no COMPUTE_PGM_LO/HI was set before it (SET_SH_REG " + hex(pm4::kRegComputePgmLo) + ")");
     if (!kargs_set_) fail(loc, what + ": no kernel-argument pointer was set before it (SET_SH_REG COMPUTE_USER_DATA_0, " + hex(pm4::kRegComputeUserData0) + ")");
     uint64_t code = (uint64_t(pgm_hi_) << 32 | pgm_lo_) << pm4::kCodeAddressShift;
-    const StreamBinding::Kernel* k = nullptr;
-    for (auto& x : b_.kernels)
-      if (x.addr == code) k = &x;
+    auto kit = kernels_.find(code);
+    const StreamBinding::Kernel* k = kit == kernels_.end() ? nullptr : kit->second;
     if (!k) fail(loc, what + ": code address " + hex(code) + " is no kernel's ('kernel NAME at " + hex(code) + " args(...)')");
     std::string reads, writes;
     if (!k->args.empty()) {

@@ -1,5 +1,6 @@
 #include "model/clock.h"
 #include "model/trace.h"
+#include "devices/rng.h"
 
 #include <doctest/doctest.h>
 
@@ -92,11 +93,8 @@ TEST_CASE("clock: the shared tree agrees with a plain set of known ends") {
   const uint32_t kQueues = 5000, kCmds = 24;
   qvet::Trace t;
   t.queue_cmds.resize(kQueues);
-  uint64_t seed = 12345;
-  auto rnd = [&](uint64_t n) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (seed >> 33) % n;
-  };
+  qvet::Rng rng{12345};
+  auto rnd = [&](uint64_t n) { return rng.below(n); };
   for (uint32_t q = 0; q < kQueues; ++q)
     for (uint32_t i = 0; i < kCmds; ++i) {
       qvet::TraceCmd c{};

@@ -2,10 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
 #include "checkers/shadow.h"
+#include "devices/rng.h"
 #include "helpers.h"
 
 using qvet::test::check;
@@ -312,17 +314,21 @@ TEST_CASE("model: a suggested wait on amd is the low dword the hardware compares
   CHECK(c->diags[0].fixes[0].description.find("`wait s >= 4`") != std::string::npos);
 }
 
-TEST_CASE("rules: race - every exec racing with every other is counted exactly, with the lines of the first") {
-  // gen --shape racing-pairs, small: exec i (line 8 + 2i) races with execs 0..i-1 (reads and writes of out).
-  std::string text = "device g nv\nbuffer inp on g 4K\nbuffer out on g 4K\nsignal kick on host\nqueue q on g compute\nsubmit q {\n";
-  const int n = 300;
-  for (int i = 0; i < n; ++i)
-    text += "  wait kick >= " + std::to_string(i + 1) + (i % 2 ? "\n  exec body reads inp, out writes out\n" : "\n  exec body reads inp writes out\n");
+namespace {
+// 300 execs on one nv queue, each behind its own `wait kick >= i` (so nothing orders any two),
+// `even` and `odd` in turns; the host kicks them afterwards. Exec i sits on line 8 + 2i.
+std::string kicked_execs(const std::string& buffers, const std::string& even, const std::string& odd, int n) {
+  std::string text = "device g nv\n" + buffers + "signal kick on host\nqueue q on g compute\nsubmit q {\n";
+  for (int i = 0; i < n; ++i) text += "  wait kick >= " + std::to_string(i + 1) + "\n  " + (i % 2 ? odd : even) + "\n";
   text += "}\n";
   for (int i = 0; i < n; ++i) text += "signal kick = " + std::to_string(i + 1) + "\n";
-  auto c = check(text);
-  REQUIRE(c->diags.size() == n - 1);
-  for (auto& d : c->diags) {
+  return text;
+}
+// Every exec races with every earlier one: one finding per exec, related to the one before it,
+// counting the others exactly and listing the first eight lines.
+void check_all_pairs_counted(const qvet::test::Checked& c, int n, const std::function<void(const qvet::Diagnostic&, int)>& also = {}) {
+  REQUIRE(c.diags.size() == size_t(n - 1));
+  for (auto& d : c.diags) {
     int i = int(d.loc.line - 8) / 2;  // exec i
     REQUIRE(d.related.size() == 1);
     CHECK(d.related[0].loc.line == d.loc.line - 2);  // the last before it
@@ -331,31 +337,26 @@ TEST_CASE("rules: race - every exec racing with every other is counted exactly, 
     for (int k = 0; k < std::min(i - 1, 8); ++k) first.push_back(uint32_t(8 + 2 * k));
     CHECK(d.group.lines == first);
     CHECK(d.group.cut == (i - 1 > 8));
+    if (also) also(d, i);
   }
+}
+}  // namespace
+
+TEST_CASE("rules: race - every exec racing with every other is counted exactly, with the lines of the first") {
+  // gen --shape racing-pairs, small: exec i races with execs 0..i-1 (reads and writes of out).
+  auto c = check(kicked_execs("buffer inp on g 4K\nbuffer out on g 4K\n", "exec body reads inp writes out",
+                              "exec body reads inp, out writes out", 300));
+  check_all_pairs_counted(*c, 300);
 }
 
 TEST_CASE("rules: race - execs that swap two buffers race with every other: a partner met through several runs counts once") {
   // exec i reads a writes b, exec i+1 reads b writes a: each earlier exec is in two of the runs an
   // exec meets (the writes of what it reads, the reads and the writes of what it writes).
-  std::string text = "device g nv\nbuffer a on g 4K\nbuffer b on g 4K\nsignal kick on host\nqueue q on g compute\nsubmit q {\n";
-  const int n = 300;
-  for (int i = 0; i < n; ++i)
-    text += "  wait kick >= " + std::to_string(i + 1) + (i % 2 ? "\n  exec k reads b writes a\n" : "\n  exec k reads a writes b\n");
-  text += "}\n";
-  for (int i = 0; i < n; ++i) text += "signal kick = " + std::to_string(i + 1) + "\n";
-  auto c = check(text);
-  REQUIRE(c->diags.size() == n - 1);
-  for (auto& d : c->diags) {
-    int i = int(d.loc.line - 8) / 2;  // exec i, on line 8 + 2i
-    REQUIRE(d.related.size() == 1);
-    CHECK(d.related[0].loc.line == d.loc.line - 2);
-    CHECK(d.message.rfind(std::string("RAW race on bytes [0, 4096) of '") + (i % 2 ? "b'" : "a'"), 0) == 0);  // its read meets the last first
-    CHECK(d.group.others == uint64_t(i - 1));
-    std::vector<uint32_t> first;
-    for (int k = 0; k < std::min(i - 1, 8); ++k) first.push_back(uint32_t(8 + 2 * k));
-    CHECK(d.group.lines == first);
-    CHECK(d.group.cut == (i - 1 > 8));
-  }
+  auto c = check(kicked_execs("buffer a on g 4K\nbuffer b on g 4K\n", "exec k reads a writes b", "exec k reads b writes a", 300));
+  check_all_pairs_counted(*c, 300, [](const qvet::Diagnostic& d, int i) {
+    // its read meets the last first
+    CHECK(d.message.rfind(std::string("RAW race on bytes [0, 4096) of '") + (i % 2 ? "b'" : "a'"), 0) == 0);
+  });
 }
 
 TEST_CASE("rules: signal-race - a group lists the other writes' lines, not the related write's own") {
@@ -372,11 +373,8 @@ TEST_CASE("rules: signal-race - a group lists the other writes' lines, not the r
 TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the list") {
   qvet::RunArena a;
   std::vector<uint32_t> heads{qvet::kNoNode};
-  uint64_t seed = 7;
-  auto rnd = [&](uint64_t k) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    return (seed >> 33) % k;
-  };
+  qvet::Rng rng{7};
+  auto rnd = [&](uint64_t k) { return rng.below(k); };
   for (uint32_t i = 0; i < 3000; ++i) {
     uint32_t parent = heads[rnd(heads.size())];  // lists branch: segments share their past
     uint32_t order = parent == qvet::kNoNode ? uint32_t(rnd(3)) : a[parent].index + uint32_t(rnd(3)) + 1;
@@ -414,11 +412,8 @@ TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the
 TEST_CASE("race order sets: unions of runs count, find the greatest and list the smallest lines as plain sets do") {
   qvet::RunArena a;
   std::vector<uint32_t> heads{qvet::kNoNode};
-  uint64_t seed = 11;
-  auto rnd = [&](uint64_t k) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    return (seed >> 33) % k;
-  };
+  qvet::Rng rng{11};
+  auto rnd = [&](uint64_t k) { return rng.below(k); };
   const uint32_t orders = 700;
   std::vector<uint32_t> line(orders);
   for (uint32_t& l : line) l = uint32_t(rnd(40));  // a loop's lines repeat

@@ -33,6 +33,15 @@ std::string i128_to_string(i128 v) {
   return s;
 }
 
+std::string format_hex(uint64_t v) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  do s += digits[v & 15], v >>= 4;
+  while (v);
+  std::reverse(s.begin(), s.end());
+  return "0x" + s;
+}
+
 std::string format_int(i128 v) {
   if (v >= (i128(1) << 64)) {
     // No literal is that wide (language.md): digits in base 2^60, in parentheses so that the

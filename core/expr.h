@@ -52,5 +52,7 @@ i128 magnitude(const Expr& e, const std::vector<Interval>& ranges);
 std::string to_string(const Expr& e, const std::vector<std::string>& names);
 // Canonical text of an integer literal: decimal, or 2^N for large powers of two.
 std::string format_int(i128 v);
+// "0x1f": addresses and dword offsets in messages (encoded streams, docs/encoded.md).
+std::string format_hex(uint64_t v);
 
 }  // namespace qvet

@@ -325,14 +325,18 @@ void Clock::unshare(Ref& r, int height, uint32_t queue) {
   }
 }
 
-Clock::Leaf& Clock::writable_leaf(uint32_t queue) {
-  int need = height_for(queue);
-  while (root_ && root_->height < need) {  // a taller root, with the old one as its first kid
+void Clock::grow(int height) {
+  while (root_ && root_->height < height) {  // a taller root, with the old one as its first kid
     auto* n = new Inner;
     n->height = uint8_t(root_->height + 1);
     n->kid[0] = std::move(root_);
     root_ = Ref(n);
   }
+}
+
+Clock::Leaf& Clock::writable_leaf(uint32_t queue) {
+  int need = height_for(queue);
+  grow(need);
   int h = root_ ? root_->height : need;
   Ref* r = &root_;
   for (;; --h) {
@@ -387,12 +391,7 @@ void Clock::join(const Clock& o) {
   see_host(o.host_);
   if (!o.root_ || root_.get() == o.root_.get()) return;
   int hb = o.root_->height;
-  while (root_ && root_->height < hb) {  // a taller root, with the old one as its first kid
-    auto* n = new Inner;
-    n->height = uint8_t(root_->height + 1);
-    n->kid[0] = std::move(root_);
-    root_ = Ref(n);
-  }
+  grow(hb);
   // The other's root covers the first queues: it meets ours along our first kids.
   Ref* r = &root_;
   for (int h = root_ ? root_->height : hb; h > hb; --h) {

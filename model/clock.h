@@ -76,7 +76,8 @@ class Clock {
 
   const Leaf* leaf_of(uint32_t queue) const;  // the leaf holding `queue`, or null
   Leaf& writable_leaf(uint32_t queue);        // the same, made or copied so this clock owns its path
-  void unshare(Ref& r, int height, uint32_t queue);  // r is this clock's own node (made when null)
+  void unshare(Ref& r, int height, uint32_t queue);
+  void grow(int height);  // a root at least this tall (the old root its first kids)  // r is this clock's own node (made when null)
   void join_node(Ref& a, const Ref& b, int height);
   void meet_node(Ref& a, const Ref& b, int height);
   bool leq_node(const Node* a, const Node* b, int height) const;

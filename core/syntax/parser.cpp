@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -367,20 +366,15 @@ class Parser {
   }
   // [addr, addr + size) for `name`, unless it passes 2^64 or overlaps an earlier claim in `m`.
   void claim(std::map<uint64_t, Claim>& m, uint64_t addr, uint64_t size, const std::string& name, const Loc& l) {
-    if (size > UINT64_MAX - addr) fail(l, "'" + name + "' at " + hex(addr) + " would end past 2^64");
+    if (size > UINT64_MAX - addr) fail(l, "'" + name + "' at " + format_hex(addr) + " would end past 2^64");
     auto next = m.lower_bound(addr);
     for (auto it : {next, next == m.begin() ? m.end() : std::prev(next)})
       if (it != m.end() && addr < it->second.end && it->first < addr + size)
-        fail(l, "the addresses [" + hex(addr) + ", " + hex(addr + size) + ") of '" + name + "' overlap those of '" + it->second.name +
+        fail(l, "the addresses [" + format_hex(addr) + ", " + format_hex(addr + size) + ") of '" + name + "' overlap those of '" + it->second.name +
                     "' (line " + std::to_string(it->second.line) + ")");
     m.emplace(addr, Claim{addr + size, name, l.line});
   }
   uint64_t address() { return uint64_t(b_.constant_expr("an address").constant); }
-  static std::string hex(uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
-    return buf;
-  }
 
   // `kernel NAME at ADDR args(ROLE, ...)` and `region NAME at ADDR file "FILE"`: contextual words,
   // recognized only where a statement begins and `at` follows the name (never reserved).
@@ -399,7 +393,7 @@ class Parser {
     if (kernel) {
       if (addr % 256) fail(al, "a kernel's code address is a multiple of 256 (COMPUTE_PGM_LO/HI hold it >> 8)");
       if (!kernel_names_.insert(name).second) fail(nt.loc, "kernel '" + name + "' is already bound");
-      if (!kernel_at_.emplace(addr, name).second) fail(al, "kernel '" + kernel_at_[addr] + "' is already at " + hex(addr));
+      if (!kernel_at_.emplace(addr, name).second) fail(al, "kernel '" + kernel_at_[addr] + "' is already at " + format_hex(addr));
       StreamBinding::Kernel k{addr, name, {}, nt.loc};
       b_.expect_word("args");
       b_.expect(Tok::LParen, "'('");
@@ -474,7 +468,7 @@ class Parser {
     opt.ignored = opt_.ignored_packets;
     amd::Pm4Result r = amd::decode_pm4(binding_, bytes, fid, opt);
     if (r.overlap && queue.ordering != Ordering::Overlap) {
-      std::string why = "the dispatch at dword " + hex(r.unflushed.line - 1) +
+      std::string why = "the dispatch at dword " + format_hex(r.unflushed.line - 1) +
                         " is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch or the stream's end, so they overlap";
       if (queue.ordering != Ordering::Default)
         fail(r.unflushed, why + ", but queue '" + queue.name + "' is declared 'ordering " + ordering_name(queue.ordering) + "'");

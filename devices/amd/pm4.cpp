@@ -1,10 +1,10 @@
 #include "devices/amd/pm4.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <string>
 
+#include "core/expr.h"
 #include "core/input_error.h"
 #include "devices/amd/pm4_packets.h"
 
@@ -30,11 +30,6 @@ const char* op_name(uint32_t op) {
 
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
-  return buf;
-}
 
 constexpr int kMaxIndirectDepth = 4;  // ring -> IB1 -> IB2 on hardware; a little more is accepted
 
@@ -86,7 +81,7 @@ class Decoder {
 
   // "dword 0x4 (byte 0x10)": the 0-based offset of a dword in its file.
   static std::string at_dword(const Loc& l) {
-    return "dword " + hex(l.line - 1) + " (byte " + hex(uint64_t(l.line - 1) * 4) + ")";
+    return "dword " + format_hex(l.line - 1) + " (byte " + format_hex(uint64_t(l.line - 1) * 4) + ")";
   }
   [[noreturn]] static void fail(const Loc& l, const std::string& msg) { throw InputError{l, msg}; }
 
@@ -141,11 +136,11 @@ class Decoder {
         continue;
       }
       if (pm4::type(h) != 3)
-        fail(loc, "PM4 type-" + std::to_string(pm4::type(h)) + " header " + hex(h) + " at " + at_dword(loc) +
+        fail(loc, "PM4 type-" + std::to_string(pm4::type(h)) + " header " + format_hex(h) + " at " + at_dword(loc) +
                       ": only type-3 packets and type-2 filler are decoded");
       uint32_t op = pm4::opcode(h), nb = pm4::body_dwords(h);
       const char* name = pm4::op_name(op);
-      std::string what = std::string(name ? name : "opcode") + " (" + hex(op) + ") at " + at_dword(loc);
+      std::string what = std::string(name ? name : "opcode") + " (" + format_hex(op) + ") at " + at_dword(loc);
       if (i + 1 + nb > n)
         fail(loc, "truncated packet: " + what + " has " + std::to_string(nb) + " body dwords, but only " +
                       std::to_string(n - i - 1) + " follow before the end of the stream");
@@ -186,7 +181,7 @@ class Decoder {
         if (body.empty()) need_body(body, 1, loc, what);
         uint32_t t = pm4::event_type(body[0]);
         if (t != pm4::kEventCsPartialFlush)
-          fail(loc, what + ": event type " + hex(t) + " is not decoded (only CS_PARTIAL_FLUSH, " + hex(pm4::kEventCsPartialFlush) + ")");
+          fail(loc, what + ": event type " + format_hex(t) + " is not decoded (only CS_PARTIAL_FLUSH, " + format_hex(pm4::kEventCsPartialFlush) + ")");
         dispatch_pending_ = false;
         emit(loc, "", true);
         return;
@@ -195,7 +190,7 @@ class Decoder {
       case pm4::kDispatchDirect: return dispatch(body, loc, what);
       case pm4::kIndirectBuffer: return indirect(body, loc, what, depth);
       default:
-        fail(loc, "unknown PM4 opcode " + hex(op) + " at " + at_dword(loc) +
+        fail(loc, "unknown PM4 opcode " + format_hex(op) + " at " + at_dword(loc) +
                       " (decoded: NOP, WAIT_REG_MEM, RELEASE_MEM, ACQUIRE_MEM, EVENT_WRITE, SET_SH_REG, DISPATCH_DIRECT, INDIRECT_BUFFER)");
     }
   }
@@ -213,10 +208,10 @@ class Decoder {
                     std::to_string(space) + ", operation " + std::to_string(oper));
     if (pm4::wrm_function(info) != pm4::kWrmFunctionGe)
       fail(loc, what + ": compare function " + std::to_string(pm4::wrm_function(info)) + " is not decoded (only >=, function 5)");
-    if (body[4] != 0xffffffffu) fail(loc, what + ": mask " + hex(body[4]) + " is not decoded (only 0xffffffff)");
+    if (body[4] != 0xffffffffu) fail(loc, what + ": mask " + format_hex(body[4]) + " is not decoded (only 0xffffffff)");
     uint64_t addr = uint64_t(body[1]) | uint64_t(body[2]) << 32;
     const StreamBinding::Placed* s = signal_at(addr);
-    if (!s) fail(loc, what + ": address " + hex(addr) + " is no signal's ('signal NAME on DEV at " + hex(addr) + "')");
+    if (!s) fail(loc, what + ": address " + format_hex(addr) + " is no signal's ('signal NAME on DEV at " + format_hex(addr) + "')");
     emit(loc, "wait " + s->name + " >= " + std::to_string(body[3]));
   }
 
@@ -229,7 +224,7 @@ class Decoder {
     uint64_t addr = uint64_t(body[2]) | uint64_t(body[3]) << 32;
     if (sel == pm4::kDataSelGpuClock) {
       const StreamBinding::Placed* s = addr >= 8 ? signal_at(addr - 8) : nullptr;
-      if (!s) fail(loc, what + ": timestamp address " + hex(addr) + " is no signal's timestamp slot (a signal's address + 8)");
+      if (!s) fail(loc, what + ": timestamp address " + format_hex(addr) + " is no signal's timestamp slot (a signal's address + 8)");
       emit(loc, "timestamp " + s->name);
       return;
     }
@@ -237,7 +232,7 @@ class Decoder {
       fail(loc, what + ": data select " + std::to_string(sel) +
                     " is not decoded (1, the low 32 bits, as semantics.md's amd profile releases; 3, the GPU clock)");
     const StreamBinding::Placed* s = signal_at(addr);
-    if (!s) fail(loc, what + ": address " + hex(addr) + " is no signal's ('signal NAME on DEV at " + hex(addr) + "')");
+    if (!s) fail(loc, what + ": address " + format_hex(addr) + " is no signal's ('signal NAME on DEV at " + format_hex(addr) + "')");
     emit(loc, "signal " + s->name + " = " + std::to_string(body[4]));
   }
 
@@ -259,18 +254,18 @@ class Decoder {
 
   void dispatch(const std::vector<uint32_t>& body, const Loc& loc, const std::string& what) {
     need_body(body, pm4::kDispatchDirectBody, loc, what);
-    if (!pgm_lo_set_ || !pgm_hi_set_) fail(loc, what + ": no COMPUTE_PGM_LO/HI was set before it (SET_SH_REG " + hex(pm4::kRegComputePgmLo) + ")");
-    if (!kargs_set_) fail(loc, what + ": no kernel-argument pointer was set before it (SET_SH_REG COMPUTE_USER_DATA_0, " + hex(pm4::kRegComputeUserData0) + ")");
+    if (!pgm_lo_set_ || !pgm_hi_set_) fail(loc, what + ": no COMPUTE_PGM_LO/HI was set before it (SET_SH_REG " + format_hex(pm4::kRegComputePgmLo) + ")");
+    if (!kargs_set_) fail(loc, what + ": no kernel-argument pointer was set before it (SET_SH_REG COMPUTE_USER_DATA_0, " + format_hex(pm4::kRegComputeUserData0) + ")");
     uint64_t code = (uint64_t(pgm_hi_) << 32 | pgm_lo_) << pm4::kCodeAddressShift;
     auto kit = kernels_.find(code);
     const StreamBinding::Kernel* k = kit == kernels_.end() ? nullptr : kit->second;
-    if (!k) fail(loc, what + ": code address " + hex(code) + " is no kernel's ('kernel NAME at " + hex(code) + " args(...)')");
+    if (!k) fail(loc, what + ": code address " + format_hex(code) + " is no kernel's ('kernel NAME at " + format_hex(code) + " args(...)')");
     std::string reads, writes;
     if (!k->args.empty()) {
       uint64_t n = k->args.size() * 8;
       const StreamBinding::Region* r = region_holding(kargs_, n);
       if (!r)
-        fail(loc, what + ": the " + std::to_string(n) + " bytes of " + k->name + "'s arguments at " + hex(kargs_) +
+        fail(loc, what + ": the " + std::to_string(n) + " bytes of " + k->name + "'s arguments at " + format_hex(kargs_) +
                       " lie in no region ('region NAME at ADDR file \"FILE\"')");
       for (size_t a = 0; a < k->args.size(); ++a) {
         if (k->args[a] == StreamBinding::Arg::Value) continue;
@@ -278,10 +273,10 @@ class Decoder {
         for (int byte = 7; byte >= 0; --byte) p = p << 8 | uint64_t((unsigned char)r->bytes[off + size_t(byte)]);
         const StreamBinding::Placed* buf = buffer_containing(p);
         if (!buf)
-          fail(loc, what + ": argument " + std::to_string(a) + " of " + k->name + " (read at " + hex(kargs_ + a * 8) + ") points at " +
-                        hex(p) + ", in no buffer ('buffer NAME on DEV SIZE at ADDR')");
+          fail(loc, what + ": argument " + std::to_string(a) + " of " + k->name + " (read at " + format_hex(kargs_ + a * 8) + ") points at " +
+                        format_hex(p) + ", in no buffer ('buffer NAME on DEV SIZE at ADDR')");
         // The kernel may touch the buffer from the pointer to the buffer's end.
-        std::string range = buf->name + "[" + hex(p - buf->addr) + ":" + hex(buf->size) + "]";
+        std::string range = buf->name + "[" + format_hex(p - buf->addr) + ":" + format_hex(buf->size) + "]";
         std::string& list = k->args[a] == StreamBinding::Arg::Reads ? reads : writes;
         list += (list.empty() ? "" : ", ") + range;
       }
@@ -298,9 +293,9 @@ class Decoder {
     uint64_t n = uint64_t(pm4::ib_size_dwords(body[2])) * 4;
     if (depth + 1 > kMaxIndirectDepth) fail(loc, what + ": indirect buffers nested deeper than " + std::to_string(kMaxIndirectDepth));
     const StreamBinding::Region* r = region_holding(addr, n);
-    if (!r) fail(loc, what + ": the " + std::to_string(n) + " bytes at " + hex(addr) + " lie in no region ('region NAME at " + hex(addr) + " file \"FILE\"')");
+    if (!r) fail(loc, what + ": the " + std::to_string(n) + " bytes at " + format_hex(addr) + " lie in no region ('region NAME at " + format_hex(addr) + " file \"FILE\"')");
     uint64_t off = addr - r->addr;
-    if (off % 4) fail(loc, what + ": address " + hex(addr) + " is not dword-aligned within region " + r->name);
+    if (off % 4) fail(loc, what + ": address " + format_hex(addr) + " is not dword-aligned within region " + r->name);
     // Locations inside the region count dwords from the region file's start.
     walk(std::string_view(r->bytes).substr(off, n), r->file, depth + 1, off / 4);
   }

@@ -31,6 +31,7 @@
 #include "devices/plan.h"
 #include "devices/replay.h"
 #include "devices/schedule.h"
+#include "devices/streams.h"
 #include "devices/sim/render.h"
 #include "devices/sim/sim.h"
 #include "devices/sim/summary.h"
@@ -73,7 +74,8 @@ const char* kCheckHelp =
     "  --stats                    print time per phase and peak memory on standard error\n"
     "  --rules R1,R2,...          run only these rules (`none`: only the ordering engine)\n"
     "  --witness[=FILE]           give each race a schedule in which its accesses overlap; FILE: also as JSON\n"
-    "  --ignore-packet 0xOP       a PM4 opcode that streams may hold, skipped with its body (repeatable; docs/encoded.md)\n"
+    "  --ignore-packet [FMT:]0xN  an opcode (amd-pm4, the default FMT) or method a stream may hold, skipped\n"
+    "                             with its body (repeatable; docs/encoded.md)\n"
     "  FILE may be `-` for standard input.\n";
 
 const char* kPrintHelp =
@@ -239,9 +241,15 @@ Args parse_args(int argc, char** argv, int start) {
       }
     }
     else if (is("--ignore-packet")) {
-      i128 op = parse_number(value("--ignore-packet"), "--ignore-packet");
-      if (op < 0 || op > 0xff) throw UsageError{"--ignore-packet takes a PM4 opcode, 0x00 to 0xff"};
-      a.load.ignored_packets.push_back(uint8_t(op));
+      // [FORMAT:]N, FORMAT amd-pm4 when left out (the first format, before there were others).
+      std::string v = value("--ignore-packet"), fmt = "amd-pm4";
+      if (auto colon = v.find(':'); colon != std::string::npos) fmt = v.substr(0, colon), v = v.substr(colon + 1);
+      const StreamFormat* f = find_stream_format(fmt);
+      if (!f) throw UsageError{"--ignore-packet: unknown stream format '" + fmt + "'"};
+      i128 op = parse_number(v, "--ignore-packet");
+      if (op < 0 || op > f->max_packet)
+        throw UsageError{"--ignore-packet " + fmt + ":N takes " + std::string(f->packet_word) + " 0 to " + format_hex(f->max_packet)};
+      a.load.ignored_packets.push_back({fmt, uint32_t(op)});
     } else if (is("--param")) {
       std::string v = value("--param");
       auto eq = v.find('=');

@@ -27,10 +27,16 @@ struct StreamBinding {
     Loc loc;
   };
   enum class Arg : uint8_t { Reads, Writes, Value };  // a kernel argument: pointer read, written, or not a pointer
+  struct KernelArg {
+    static constexpr uint64_t kToEnd = UINT64_MAX;
+    Arg role = Arg::Value;
+    uint64_t extent = kToEnd;  // bytes accessed from the pointer (`reads 4K`), or to the buffer's end
+    friend bool operator==(const KernelArg&, const KernelArg&) = default;
+  };
   struct Kernel {
     uint64_t addr = 0;  // code address (COMPUTE_PGM_LO/HI << 8 on AMD)
     std::string name;
-    std::vector<Arg> args;  // 8 bytes each, in order
+    std::vector<KernelArg> args;  // 8 bytes each, in order
     Loc loc;
   };
   struct Region {

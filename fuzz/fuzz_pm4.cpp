@@ -26,8 +26,8 @@ qvet::StreamBinding binding(std::string_view input) {
   StreamBinding b;
   b.buffers = {{0x10000000, 4096, "a", {}}, {0x10010000, 4096, "b", {}}};
   b.signals = {{0x20000000, 16, "tl", {}}, {0x20000100, 16, "s1", {}}};
-  b.kernels = {{0x70000000, "k0", {StreamBinding::Arg::Reads, StreamBinding::Arg::Writes}, {}},
-               {0x70001000, "k1", {StreamBinding::Arg::Writes, StreamBinding::Arg::Value, StreamBinding::Arg::Reads}, {}}};
+  b.kernels = {{0x70000000, "k0", {{StreamBinding::Arg::Reads}, {StreamBinding::Arg::Writes}}, {}},
+               {0x70001000, "k1", {{StreamBinding::Arg::Writes}, {StreamBinding::Arg::Value}, {StreamBinding::Arg::Reads}}, {}}};
   std::string kargs;
   for (uint64_t p : {0x10000000ull, 0x10010800ull, 0x10010000ull, 7ull, 0x10000ff8ull})
     for (int i = 0; i < 8; ++i) kargs += char((p >> (8 * i)) & 0xff);
@@ -41,9 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace qvet;
   std::string_view input(reinterpret_cast<const char*>(data), size);
   StreamBinding b = binding(input);
-  amd::Pm4Options opt;
+  StreamOptions opt;
   opt.max_dwords = 1 << 16;
-  amd::Pm4Result r;
+  StreamResult r;
   try {
     r = amd::decode_pm4(b, input, 1, opt);
   } catch (const InputError& e) {

@@ -45,7 +45,7 @@ StreamBinding binding() {
   StreamBinding b;
   b.buffers = {{0x10000, 0x1000, "a", {}}, {0x20000, 0x1000, "b", {}}};
   b.signals = {{0x30000, 16, "tl", {}}};
-  b.kernels = {{0x70000, "k", {StreamBinding::Arg::Reads, StreamBinding::Arg::Value, StreamBinding::Arg::Writes}, {}}};
+  b.kernels = {{0x70000, "k", {{StreamBinding::Arg::Reads}, {StreamBinding::Arg::Value}, {StreamBinding::Arg::Writes}}, {}}};
   std::string kargs;
   for (uint64_t p : {0x10100ull, 5ull, 0x20000ull})
     for (int i = 0; i < 8; ++i) kargs += char((p >> (8 * i)) & 0xff);
@@ -53,7 +53,7 @@ StreamBinding binding() {
   return b;
 }
 
-std::vector<std::string> texts(const amd::Pm4Result& r) {
+std::vector<std::string> texts(const StreamResult& r) {
   std::vector<std::string> out;
   for (auto& c : r.cmds) out.push_back(c.text);
   return out;
@@ -66,7 +66,7 @@ TEST_CASE("pm4: filler, NOP, wait, HDP flush + ACQUIRE_MEM, dispatch, release, t
   s.w.push_back(pm4::kType2Filler);
   s.pkt(pm4::kNop, {0xdead, 0xbeef}).wait(0x30000, 3).hdp().acquire().acquire().dispatch(0x70000, 0x40000);
   s.release(0x30000, 4).release(0x30008, 0, 3);
-  amd::Pm4Result r = amd::decode_pm4(binding(), s.bytes(), 1);
+  StreamResult r = amd::decode_pm4(binding(), s.bytes(), 1);
   CHECK(texts(r) == std::vector<std::string>{"wait tl >= 3", "memory_barrier", "exec k reads a[0x100:0x1000] writes b[0x0:0x1000]",
                                              "signal tl = 4", "timestamp tl"});
   CHECK(!r.overlap);
@@ -77,7 +77,7 @@ TEST_CASE("pm4: filler, NOP, wait, HDP flush + ACQUIRE_MEM, dispatch, release, t
 TEST_CASE("pm4: a dispatch without CS_PARTIAL_FLUSH makes the stream overlap, and flushes barriers") {
   Words s;
   s.dispatch(0x70000, 0x40000, false).dispatch(0x70000, 0x40000).release(0x30000, 1);
-  amd::Pm4Result r = amd::decode_pm4(binding(), s.bytes(), 1);
+  StreamResult r = amd::decode_pm4(binding(), s.bytes(), 1);
   CHECK(r.overlap);
   CHECK(r.unflushed.line == 9);  // the first DISPATCH_DIRECT
   CHECK(texts(r) == std::vector<std::string>{"exec k reads a[0x100:0x1000] writes b[0x0:0x1000]",
@@ -86,7 +86,7 @@ TEST_CASE("pm4: a dispatch without CS_PARTIAL_FLUSH makes the stream overlap, an
   Words f;
   f.dispatch(0x70000, 0x40000);
   CHECK(amd::decode_pm4(binding(), f.bytes(), 1).cmds.size() == 1);
-  amd::Pm4Options o;
+  StreamOptions o;
   o.queue_overlap = true;
   CHECK(texts(amd::decode_pm4(binding(), f.bytes(), 1, o)).back() == "barrier");
   // The stream's end counts as "before the next dispatch" (the next batch may overlap it).
@@ -103,7 +103,7 @@ TEST_CASE("pm4: INDIRECT_BUFFER decodes a region in place, located in the region
   b.regions.push_back({0x50000, "ib", pad + ib.bytes(), 9, {}});
   Words ring;
   ring.pkt(pm4::kIndirectBuffer, {0x50008, 0, uint32_t(ib.w.size()) | (1u << 23)}).release(0x30000, 3);
-  amd::Pm4Result r = amd::decode_pm4(b, ring.bytes(), 1);
+  StreamResult r = amd::decode_pm4(b, ring.bytes(), 1);
   REQUIRE(r.cmds.size() == 3);
   CHECK(r.cmds[0].loc == Loc{9, 3, 0});
   CHECK(r.cmds[1].loc == Loc{9, 10, 0});
@@ -125,7 +125,7 @@ TEST_CASE("pm4: INDIRECT_BUFFER decodes a region in place, located in the region
 }
 
 TEST_CASE("pm4: what is not decoded is an input error naming the dword and the address; ignorable opcodes skip") {
-  auto error = [](const Words& s, amd::Pm4Options o = {}) -> InputError {
+  auto error = [](const Words& s, StreamOptions o = {}) -> InputError {
     try {
       amd::decode_pm4(binding(), s.bytes(), 1, o);
     } catch (const InputError& e) {
@@ -138,7 +138,7 @@ TEST_CASE("pm4: what is not decoded is an input error naming the dword and the a
   InputError e = error(w);
   CHECK(e.loc.line == 9);
   CHECK(e.message.find("unknown PM4 opcode 0x99 at dword 0x8 (byte 0x20)") != std::string::npos);
-  amd::Pm4Options o;
+  StreamOptions o;
   o.ignored = {0x99};
   CHECK(amd::decode_pm4(binding(), w.bytes(), 1, o).cmds.size() == 1);
   Words u;
@@ -163,7 +163,7 @@ TEST_CASE("pm4: what is not decoded is an input error naming the dword and the a
 TEST_CASE("pm4: the implementation limits are input errors marked as limits") {
   Words s;
   s.wait(0x30000, 1).wait(0x30000, 2).wait(0x30000, 3);
-  amd::Pm4Options o;
+  StreamOptions o;
   o.max_commands = 2;
   try {
     amd::decode_pm4(binding(), s.bytes(), 1, o);

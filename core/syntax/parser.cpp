@@ -15,7 +15,7 @@
 #include "core/stream.h"
 #include "core/syntax/builder.h"
 #include "core/syntax/json_io.h"
-#include "devices/amd/pm4.h"
+#include "devices/streams.h"
 
 namespace qvet {
 
@@ -399,10 +399,15 @@ class Parser {
       b_.expect(Tok::LParen, "'('");
       while (!at(Tok::RParen)) {
         if (!k.args.empty()) b_.expect(Tok::Comma, "','");
-        if (at(Tok::Minus)) take(), k.args.push_back(StreamBinding::Arg::Value);
-        else if (at_word("reads")) take(), k.args.push_back(StreamBinding::Arg::Reads);
-        else if (at_word("writes")) take(), k.args.push_back(StreamBinding::Arg::Writes);
+        if (at(Tok::Minus)) {
+          take(), k.args.push_back({StreamBinding::Arg::Value});
+          continue;
+        }
+        if (at_word("reads")) take(), k.args.push_back({StreamBinding::Arg::Reads});
+        else if (at_word("writes")) take(), k.args.push_back({StreamBinding::Arg::Writes});
         else b_.fail_expected("an argument role ('reads', 'writes' or '-')");
+        // `reads SIZE`: the bytes the kernel accesses from the pointer (else to the buffer's end).
+        if (!at(Tok::Comma) && !at(Tok::RParen)) k.args.back().extent = uint64_t(b_.constant_expr("an argument's size").constant);
       }
       take();
       b_.expect_end();
@@ -453,20 +458,27 @@ class Parser {
     const Token& f1 = take();
     std::string fmt(f1.text);
     if (at(Tok::Minus)) take(), fmt += "-" + std::string(b_.expect(Tok::Ident, "a stream format").text);
-    if (fmt != "amd-pm4") fail(f1.loc, "unknown stream format '" + fmt + "' (expected amd-pm4)");
+    const StreamFormat* format = find_stream_format(fmt);
+    if (!format) {
+      std::string known;
+      for (const StreamFormat& f : stream_formats()) known += (known.empty() ? "" : ", ") + std::string(f.name);
+      fail(f1.loc, "unknown stream format '" + fmt + "' (expected " + known + ")");
+    }
     const Token& ft = b_.expect(Tok::Str, "a file name in quotes");
     Loc fl = ft.loc;
     std::string file(ft.text);
     b_.expect_end();
     const Queue& queue = b_.program().queues[q];
-    if (b_.program().devices[queue.device].arch != Arch::Amd || queue.engine != EngineKind::Compute)
-      fail(fl, "an amd-pm4 stream goes to a compute queue of an amd device, and '" + queue.name + "' is not one");
+    if (b_.program().devices[queue.device].arch != format->arch || queue.engine != format->engine)
+      fail(fl, "an " + fmt + " stream goes to a " + engine_name(format->engine) + " queue of an " + arch_name(format->arch) + " device, and '" +
+                   queue.name + "' is not one");
     std::string bytes;
     uint32_t fid = read_bound_file(file, fl, bytes);
-    amd::Pm4Options opt;
+    StreamOptions opt;
     opt.queue_overlap = queue.ordering == Ordering::Overlap;
-    opt.ignored = opt_.ignored_packets;
-    amd::Pm4Result r = amd::decode_pm4(binding_, bytes, fid, opt);
+    for (auto& [f, packet] : opt_.ignored_packets)
+      if (f == fmt) opt.ignored.push_back(packet);
+    StreamResult r = format->decode(binding_, bytes, fid, opt);
     if (r.overlap && queue.ordering != Ordering::Overlap) {
       std::string why = "the dispatch at dword " + format_hex(r.unflushed.line - 1) +
                         " is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch or the stream's end, so they overlap";

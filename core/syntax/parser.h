@@ -22,7 +22,9 @@ using StatementSink = std::function<bool(const Program&, const Stmt&)>;
 
 // How binary streams a program submits are decoded (docs/encoded.md).
 struct LoadOptions {
-  std::vector<uint8_t> ignored_packets;  // PM4 opcodes accepted and skipped (`--ignore-packet`)
+  // Packets accepted and skipped, per stream format (`--ignore-packet [FORMAT:]N`): the format's
+  // name ("amd-pm4") and its opcode or method.
+  std::vector<std::pair<std::string, uint32_t>> ignored_packets;
 };
 
 // Parses the text of `file` in `src`. Throws InputError. Stream and region files the program

@@ -35,23 +35,18 @@ constexpr int kMaxIndirectDepth = 4;  // ring -> IB1 -> IB2 on hardware; a littl
 
 class Decoder {
  public:
-  Decoder(const StreamBinding& b, const Pm4Options& opt) : opt_(opt) {
-    // Looked up by address once per packet: ordered maps, so a large binding costs log n a lookup.
-    for (auto& s : b.signals) signals_.emplace(s.addr, &s);
-    for (auto& x : b.buffers) buffers_.emplace(x.addr, &x);
-    for (auto& k : b.kernels) kernels_.emplace(k.addr, &k);
-    for (auto& r : b.regions) regions_.emplace(r.addr, &r);
-  }
+  Decoder(const StreamBinding& b, const StreamOptions& opt) : opt_(opt), index_(b) {}
 
-  Pm4Result run(std::string_view bytes, uint32_t file) {
+  StreamResult run(std::string_view bytes, uint32_t file) {
     walk(bytes, file, 0);
     if (dispatch_pending_) mark_unflushed();
-    Pm4Result r;
+    StreamResult r;
     r.overlap = overlap_;
     r.unflushed = unflushed_;
     bool barriers = overlap_ || opt_.queue_overlap;
     for (Item& it : items_) {
-      if (it.flush && !barriers) continue;
+      // A flush that closes its dispatch is part of the exec on a serial queue; any other is a barrier.
+      if (it.flush && !barriers && it.closes) continue;
       r.cmds.push_back({it.loc, it.flush ? std::string("barrier") : std::move(it.text)});
     }
     return r;
@@ -61,12 +56,11 @@ class Decoder {
   struct Item {
     Loc loc;
     std::string text;
-    bool flush = false;  // a CS_PARTIAL_FLUSH: a `barrier` on an overlap queue, nothing on a serial one
+    bool flush = false;   // a CS_PARTIAL_FLUSH: a `barrier` on an overlap queue
+    bool closes = false;  // the flush follows a dispatch (nothing else on a serial queue)
   };
-  const Pm4Options& opt_;
-  std::map<uint64_t, const StreamBinding::Placed*> signals_, buffers_;  // by address (they do not overlap)
-  std::map<uint64_t, const StreamBinding::Kernel*> kernels_;
-  std::map<uint64_t, const StreamBinding::Region*> regions_;
+  const StreamOptions& opt_;
+  BindingIndex index_;
   std::vector<Item> items_;
   uint64_t decoded_ = 0;
   // The compute state a DISPATCH_DIRECT reads.
@@ -79,10 +73,6 @@ class Decoder {
   bool overlap_ = false;
   Loc unflushed_;
 
-  // "dword 0x4 (byte 0x10)": the 0-based offset of a dword in its file.
-  static std::string at_dword(const Loc& l) {
-    return "dword " + format_hex(l.line - 1) + " (byte " + format_hex(uint64_t(l.line - 1) * 4) + ")";
-  }
   [[noreturn]] static void fail(const Loc& l, const std::string& msg) { throw InputError{l, msg}; }
 
   void mark_unflushed() {
@@ -90,34 +80,10 @@ class Decoder {
     overlap_ = true;
   }
 
-  // The entry of `m` that starts last at or before `addr`, or nullptr.
-  template <class T>
-  static const T* last_at_or_before(const std::map<uint64_t, const T*>& m, uint64_t addr) {
-    auto it = m.upper_bound(addr);
-    return it == m.begin() ? nullptr : std::prev(it)->second;
-  }
-  const StreamBinding::Placed* signal_at(uint64_t addr) const {
-    auto it = signals_.find(addr);
-    return it == signals_.end() ? nullptr : it->second;
-  }
-  const StreamBinding::Placed* buffer_containing(uint64_t addr) const {
-    const StreamBinding::Placed* x = last_at_or_before(buffers_, addr);
-    return x && addr - x->addr < x->size ? x : nullptr;
-  }
-  // The region holding [addr, addr + n), or nullptr (regions do not overlap).
-  const StreamBinding::Region* region_holding(uint64_t addr, uint64_t n) const {
-    const StreamBinding::Region* r = last_at_or_before(regions_, addr);
-    return r && addr - r->addr <= r->bytes.size() && r->bytes.size() - (addr - r->addr) >= n ? r : nullptr;
-  }
-  static uint32_t dword_of(std::string_view bytes, uint64_t i) {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(bytes.data()) + i * 4;
-    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-  }
-
-  void emit(const Loc& l, std::string text, bool flush = false) {
+  void emit(const Loc& l, std::string text, bool flush = false, bool closes = false) {
     if (items_.size() >= opt_.max_commands)
       throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
-    items_.push_back({l, std::move(text), flush});
+    items_.push_back({l, std::move(text), flush, closes});
   }
 
   // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's start).
@@ -130,7 +96,7 @@ class Decoder {
     uint64_t i = 0;
     while (i < n) {
       Loc loc{file, uint32_t(base + i + 1), 0};
-      uint32_t h = dword_of(bytes, i);
+      uint32_t h = dword_at(bytes, i);
       if (pm4::type(h) == 2) {  // type-2 filler: one dword
         ++i, ++decoded_;
         continue;
@@ -148,8 +114,8 @@ class Decoder {
       if (decoded_ > opt_.max_dwords)
         throw InputError{loc, "more than " + std::to_string(opt_.max_dwords) + " dwords decoded, indirect buffers included (an implementation limit)", true};
       std::vector<uint32_t> body(nb);
-      for (uint32_t k = 0; k < nb; ++k) body[k] = dword_of(bytes, i + 1 + k);
-      if (std::find(opt_.ignored.begin(), opt_.ignored.end(), uint8_t(op)) != opt_.ignored.end()) {
+      for (uint32_t k = 0; k < nb; ++k) body[k] = dword_at(bytes, i + 1 + k);
+      if (std::find(opt_.ignored.begin(), opt_.ignored.end(), op) != opt_.ignored.end()) {
         i += 1 + nb;
         continue;
       }
@@ -182,8 +148,8 @@ class Decoder {
         uint32_t t = pm4::event_type(body[0]);
         if (t != pm4::kEventCsPartialFlush)
           fail(loc, what + ": event type " + format_hex(t) + " is not decoded (only CS_PARTIAL_FLUSH, " + format_hex(pm4::kEventCsPartialFlush) + ")");
+        emit(loc, "", true, dispatch_pending_);
         dispatch_pending_ = false;
-        emit(loc, "", true);
         return;
       }
       case pm4::kSetShReg: return set_sh_reg(body, loc, what);
@@ -210,7 +176,7 @@ class Decoder {
       fail(loc, what + ": compare function " + std::to_string(pm4::wrm_function(info)) + " is not decoded (only >=, function 5)");
     if (body[4] != 0xffffffffu) fail(loc, what + ": mask " + format_hex(body[4]) + " is not decoded (only 0xffffffff)");
     uint64_t addr = uint64_t(body[1]) | uint64_t(body[2]) << 32;
-    const StreamBinding::Placed* s = signal_at(addr);
+    const StreamBinding::Placed* s = index_.signal_at(addr);
     if (!s) fail(loc, what + ": address " + format_hex(addr) + " is no signal's ('signal NAME on DEV at " + format_hex(addr) + "')");
     emit(loc, "wait " + s->name + " >= " + std::to_string(body[3]));
   }
@@ -223,7 +189,7 @@ class Decoder {
     uint32_t sel = pm4::rm_data_sel(body[1]);
     uint64_t addr = uint64_t(body[2]) | uint64_t(body[3]) << 32;
     if (sel == pm4::kDataSelGpuClock) {
-      const StreamBinding::Placed* s = addr >= 8 ? signal_at(addr - 8) : nullptr;
+      const StreamBinding::Placed* s = addr >= 8 ? index_.signal_at(addr - 8) : nullptr;
       if (!s) fail(loc, what + ": timestamp address " + format_hex(addr) + " is no signal's timestamp slot (a signal's address + 8)");
       emit(loc, "timestamp " + s->name);
       return;
@@ -231,7 +197,7 @@ class Decoder {
     if (sel != pm4::kDataSel32Low)
       fail(loc, what + ": data select " + std::to_string(sel) +
                     " is not decoded (1, the low 32 bits, as semantics.md's amd profile releases; 3, the GPU clock)");
-    const StreamBinding::Placed* s = signal_at(addr);
+    const StreamBinding::Placed* s = index_.signal_at(addr);
     if (!s) fail(loc, what + ": address " + format_hex(addr) + " is no signal's ('signal NAME on DEV at " + format_hex(addr) + "')");
     emit(loc, "signal " + s->name + " = " + std::to_string(body[4]));
   }
@@ -257,34 +223,13 @@ class Decoder {
     if (!pgm_lo_set_ || !pgm_hi_set_) fail(loc, what + ": no COMPUTE_PGM_LO/HI was set before it (SET_SH_REG " + format_hex(pm4::kRegComputePgmLo) + ")");
     if (!kargs_set_) fail(loc, what + ": no kernel-argument pointer was set before it (SET_SH_REG COMPUTE_USER_DATA_0, " + format_hex(pm4::kRegComputeUserData0) + ")");
     uint64_t code = (uint64_t(pgm_hi_) << 32 | pgm_lo_) << pm4::kCodeAddressShift;
-    auto kit = kernels_.find(code);
-    const StreamBinding::Kernel* k = kit == kernels_.end() ? nullptr : kit->second;
+    const StreamBinding::Kernel* k = index_.kernel_at(code);
     if (!k) fail(loc, what + ": code address " + format_hex(code) + " is no kernel's ('kernel NAME at " + format_hex(code) + " args(...)')");
-    std::string reads, writes;
-    if (!k->args.empty()) {
-      uint64_t n = k->args.size() * 8;
-      const StreamBinding::Region* r = region_holding(kargs_, n);
-      if (!r)
-        fail(loc, what + ": the " + std::to_string(n) + " bytes of " + k->name + "'s arguments at " + format_hex(kargs_) +
-                      " lie in no region ('region NAME at ADDR file \"FILE\"')");
-      for (size_t a = 0; a < k->args.size(); ++a) {
-        if (k->args[a] == StreamBinding::Arg::Value) continue;
-        uint64_t p = 0, off = kargs_ - r->addr + a * 8;
-        for (int byte = 7; byte >= 0; --byte) p = p << 8 | uint64_t((unsigned char)r->bytes[off + size_t(byte)]);
-        const StreamBinding::Placed* buf = buffer_containing(p);
-        if (!buf)
-          fail(loc, what + ": argument " + std::to_string(a) + " of " + k->name + " (read at " + format_hex(kargs_ + a * 8) + ") points at " +
-                        format_hex(p) + ", in no buffer ('buffer NAME on DEV SIZE at ADDR')");
-        // The kernel may touch the buffer from the pointer to the buffer's end.
-        std::string range = buf->name + "[" + format_hex(p - buf->addr) + ":" + format_hex(buf->size) + "]";
-        std::string& list = k->args[a] == StreamBinding::Arg::Reads ? reads : writes;
-        list += (list.empty() ? "" : ", ") + range;
-      }
-    }
+    std::string access = index_.kernel_access(*k, kargs_, loc, what);
     if (dispatch_pending_) mark_unflushed();
     dispatch_pending_ = true;
     last_dispatch_ = loc;
-    emit(loc, "exec " + k->name + (reads.empty() ? "" : " reads " + reads) + (writes.empty() ? "" : " writes " + writes));
+    emit(loc, "exec " + k->name + access);
   }
 
   void indirect(const std::vector<uint32_t>& body, const Loc& loc, const std::string& what, int depth) {
@@ -292,7 +237,7 @@ class Decoder {
     uint64_t addr = uint64_t(body[0] & ~3u) | uint64_t(body[1] & 0xffffu) << 32;
     uint64_t n = uint64_t(pm4::ib_size_dwords(body[2])) * 4;
     if (depth + 1 > kMaxIndirectDepth) fail(loc, what + ": indirect buffers nested deeper than " + std::to_string(kMaxIndirectDepth));
-    const StreamBinding::Region* r = region_holding(addr, n);
+    const StreamBinding::Region* r = index_.region_holding(addr, n);
     if (!r) fail(loc, what + ": the " + std::to_string(n) + " bytes at " + format_hex(addr) + " lie in no region ('region NAME at " + format_hex(addr) + " file \"FILE\"')");
     uint64_t off = addr - r->addr;
     if (off % 4) fail(loc, what + ": address " + format_hex(addr) + " is not dword-aligned within region " + r->name);
@@ -302,9 +247,89 @@ class Decoder {
 
 };
 
+// ---- the encoder: tinygrad's AMDComputeQueue lowering --------------------------------------
+class Encoder {
+ public:
+  Encoder(const EncodeQueue& q, EncodeSpace& space) : q_(q), space_(space) {}
+
+  std::string run(const std::vector<ConcreteCommand>& cmds) {
+    if (q_.ordering == Ordering::Chained)
+      throw CannotEncode{cmds.empty() ? Loc{} : cmds[0].loc, "PM4 has no chained ordering (the queue is declared 'ordering chained')"};
+    for (const ConcreteCommand& c : cmds) command(c);
+    return std::move(out_);
+  }
+
+ private:
+  const EncodeQueue& q_;
+  EncodeSpace& space_;
+  std::string out_;
+
+  void pkt(uint32_t op, std::initializer_list<uint32_t> body) {
+    append_dword(out_, pm4::header(op, uint32_t(body.size())));
+    for (uint32_t v : body) append_dword(out_, v);
+  }
+  static uint32_t lo(uint64_t v) { return uint32_t(v); }
+  static uint32_t hi(uint64_t v) { return uint32_t(v >> 32); }
+  static uint32_t fits32(const ConcreteCommand& c, const char* field) {
+    if (c.value > UINT32_MAX)
+      throw CannotEncode{c.loc, std::string(field) + " carries 32 bits, and " + std::to_string(c.value) + " does not fit"};
+    return uint32_t(c.value);
+  }
+  void release(uint32_t data_sel, uint64_t addr, uint32_t data) {
+    pkt(pm4::kReleaseMem, {pm4::kEventCacheFlushAndInvTs | pm4::kEventIndexEndOfPipe << 8 | pm4::kReleaseCacheActions,
+                           data_sel << 29 | pm4::kReleaseIntSel, lo(addr), hi(addr), data, 0, 0});
+  }
+  void flush() { pkt(pm4::kEventWrite, {pm4::kEventCsPartialFlush | pm4::kEventIndexCsPartialFlush << 8}); }
+  void acquire(uint32_t gcr) { pkt(pm4::kAcquireMem, {0, 0xffffffffu, 0xffffffffu, 0, 0, 0, gcr}); }
+
+  void command(const ConcreteCommand& c) {
+    switch (c.op) {
+      case CmdOp::Wait: {
+        uint64_t a = space_.signal_addr(c.signal);
+        uint32_t info = pm4::kWrmFunctionGe | pm4::kWrmSpaceMemory << 4 | pm4::kWrmOpWait << 6;
+        pkt(pm4::kWaitRegMem, {info, lo(a), hi(a), fits32(c, "WAIT_REG_MEM's reference"), 0xffffffffu, pm4::kPollInterval});
+        return;
+      }
+      case CmdOp::Signal: return release(pm4::kDataSel32Low, space_.signal_addr(c.signal), fits32(c, "RELEASE_MEM's data (select 1)"));
+      case CmdOp::Timestamp: return release(pm4::kDataSelGpuClock, space_.signal_addr(c.signal) + 8, 0);
+      case CmdOp::Barrier: return flush();
+      case CmdOp::MemoryBarrier: {
+        uint32_t info = pm4::kWrmFunctionGe | pm4::kWrmSpaceRegister << 4 | pm4::kWrmOpWriteWait << 6;
+        pkt(pm4::kWaitRegMem, {info, pm4::kRegHdpFlushReq, pm4::kRegHdpFlushDone, 0xffffffffu, 0xffffffffu, pm4::kPollInterval});
+        return acquire(pm4::kAcquireGcrFull);
+      }
+      case CmdOp::Exec: return exec(c);
+      case CmdOp::Copy: throw CannotEncode{c.loc, "an amd compute queue has no PM4 copy packet (tinygrad copies on SDMA)"};
+    }
+  }
+
+  void exec(const ConcreteCommand& c) {
+    // Arguments: one pointer per range, reads first, each with its extent.
+    std::vector<StreamBinding::KernelArg> args;
+    std::string kargs;
+    for (auto* list : {&c.reads, &c.writes})
+      for (const ConcreteRange& r : *list) {
+        args.push_back({list == &c.reads ? StreamBinding::Arg::Reads : StreamBinding::Arg::Writes, r.hi - r.lo});
+        uint64_t p = space_.buffer_addr(r.base) + r.lo;
+        append_dword(kargs, lo(p)), append_dword(kargs, hi(p));
+      }
+    uint64_t code = space_.kernel_addr(c.kernel, args, uint64_t(1) << pm4::kCodeAddressShift) >> pm4::kCodeAddressShift;
+    uint64_t karg_addr = kargs.empty() ? 0 : space_.add_region(std::move(kargs), "kargs", 16);
+    acquire(pm4::kAcquireGcrDispatch);  // tinygrad invalidates caches before each dispatch; alone it decodes to nothing
+    pkt(pm4::kSetShReg, {pm4::kRegComputePgmLo, lo(code), hi(code)});
+    pkt(pm4::kSetShReg, {pm4::kRegComputeUserData0, lo(karg_addr), hi(karg_addr)});
+    pkt(pm4::kDispatchDirect, {1, 1, 1, pm4::kDispatchInitiator});
+    if (q_.ordering != Ordering::Overlap) flush();
+  }
+};
+
 }  // namespace
 
-Pm4Result decode_pm4(const StreamBinding& b, std::string_view bytes, uint32_t file, const Pm4Options& opt) {
+std::string encode_pm4(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space) {
+  return Encoder(q, space).run(cmds);
+}
+
+StreamResult decode_pm4(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
   return Decoder(b, opt).run(bytes, file);
 }
 

@@ -7,32 +7,26 @@
 // the packet lies in, the stream's or a region's). Anything it cannot decode honestly (an
 // unknown opcode, a count past the end, a field it does not model, an address bound to
 // nothing) throws InputError at that dword, naming the dword offset and the address in hex.
-// Pure: no files, no Program; the parser feeds the result through its ProgramBuilder.
+// Pure: no files, no Program; the parser feeds the result through its ProgramBuilder. The
+// encoder writes what the decoder reads (the round trip over the corpus, docs/encoded.md).
 #pragma once
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "core/stream.h"
+#include "devices/streams.h"
 
 namespace qvet::amd {
 
-struct Pm4Result {
-  std::vector<DecodedCommand> cmds;
-  // Set when a dispatch is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch
-  // or the stream's end: the queue must be `ordering overlap`. `unflushed` is that dispatch.
-  bool overlap = false;
-  Loc unflushed;
-};
+// Throws InputError. `file` is the stream's SourceSet index. `result.overlap` is set when a
+// dispatch is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch or the
+// stream's end (the queue must be `ordering overlap`); `unflushed` is that dispatch.
+StreamResult decode_pm4(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt = {});
 
-struct Pm4Options {
-  bool queue_overlap = false;         // the queue already runs `ordering overlap`
-  std::vector<uint8_t> ignored;       // opcodes accepted and skipped with their bodies
-  uint64_t max_dwords = uint64_t(1) << 24;    // dwords decoded in all, indirect buffers included
-  uint64_t max_commands = uint64_t(1) << 20;  // commands one stream decodes to
-};
-
-// Throws InputError. `file` is the stream's SourceSet index.
-Pm4Result decode_pm4(const StreamBinding& b, std::string_view bytes, uint32_t file, const Pm4Options& opt = {});
+// One batch of an amd compute queue as tinygrad's AMDComputeQueue lowers it (semantics.md's notes,
+// docs/encoded.md): WAIT_REG_MEM, RELEASE_MEM, HDP flush + ACQUIRE_MEM, ACQUIRE_MEM + SET_SH_REG +
+// DISPATCH_DIRECT (+ CS_PARTIAL_FLUSH on a serial queue), CS_PARTIAL_FLUSH for a barrier. Throws
+// CannotEncode for a copy, a value past 32 bits, or a chained queue.
+std::string encode_pm4(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space);
 
 }  // namespace qvet::amd

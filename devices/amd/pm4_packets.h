@@ -35,6 +35,10 @@ constexpr uint32_t kWrmFunctionGe = 5;  // >=
 constexpr uint32_t kWrmSpaceRegister = 0, kWrmSpaceMemory = 1;
 constexpr uint32_t kWrmOpWait = 0, kWrmOpWriteWait = 1;  // write the register, then wait on reg_done (HDP flush)
 constexpr uint32_t kWaitRegMemBody = 6;
+constexpr uint32_t kPollInterval = 4;  // the poll interval tinygrad writes into WAIT_REG_MEM
+// The HDP flush the encoder writes (gfx11 NBIO: GPU_HDP_FLUSH_REQ/DONE dword offsets); the decoder
+// accepts any register-space write-and-wait as the flush.
+constexpr uint32_t kRegHdpFlushReq = 0x106, kRegHdpFlushDone = 0x107;
 
 // RELEASE_MEM body (7 dwords): event | cache actions, selects, addr lo, addr hi, data lo, data hi, ctx id.
 inline uint32_t event_type(uint32_t dw) { return dw & 0x3fu; }
@@ -42,6 +46,9 @@ inline uint32_t event_index(uint32_t dw) { return (dw >> 8) & 0xfu; }
 inline uint32_t rm_data_sel(uint32_t dw) { return (dw >> 29) & 7u; }
 inline uint32_t rm_dst_sel(uint32_t dw) { return (dw >> 16) & 3u; }
 constexpr uint32_t kEventIndexEndOfPipe = 5;
+constexpr uint32_t kEventCacheFlushAndInvTs = 0x14;     // the release's event type, as tinygrad writes it
+constexpr uint32_t kReleaseCacheActions = 0x3fu << 12;  // encoder: the GCR write-back/invalidate bits tinygrad sets
+constexpr uint32_t kReleaseIntSel = 3u << 24;             // encoder: interrupt select, as tinygrad writes it
 constexpr uint32_t kDataSelNone = 0, kDataSel32Low = 1, kDataSel64 = 2, kDataSelGpuClock = 3;
 constexpr uint32_t kReleaseMemBody = 7;
 
@@ -51,6 +58,9 @@ constexpr uint32_t kAcquireMemBodyGfx9 = 6, kAcquireMemBody = 7;
 
 // EVENT_WRITE body (1 dword): event type | index << 8.
 constexpr uint32_t kEventCsPartialFlush = 7;
+constexpr uint32_t kEventIndexCsPartialFlush = 4;
+// ACQUIRE_MEM's GCR control as the encoder writes it (a full invalidate; the decoder reads no field).
+constexpr uint32_t kAcquireGcrFull = 0x3ff, kAcquireGcrDispatch = 0x0f0;  // before a dispatch: GLI/GL2 left out
 
 // SET_SH_REG body: register offset from 0x2c00 (bits 15:0), then one value per register.
 constexpr uint32_t kRegComputePgmLo = 0x20c, kRegComputePgmHi = 0x20d;
@@ -59,6 +69,7 @@ constexpr uint32_t kCodeAddressShift = 8;  // COMPUTE_PGM_LO/HI hold the code ad
 
 // DISPATCH_DIRECT body (4 dwords): x, y, z, initiator.
 constexpr uint32_t kDispatchDirectBody = 4;
+constexpr uint32_t kDispatchInitiator = 1u << 0 | 1u << 2 | 1u << 15;  // COMPUTE_SHADER_EN | FORCE_START_AT_000 | CS_W32_EN
 
 // INDIRECT_BUFFER body (3 dwords): addr lo (4-byte aligned), addr hi (bits 15:0), control
 // (bits 19:0 the size in dwords).

@@ -1,0 +1,105 @@
+#include "devices/streams.h"
+
+#include "core/expr.h"
+#include "core/input_error.h"
+#include "devices/amd/pm4.h"
+
+namespace qvet {
+
+const std::vector<StreamFormat>& stream_formats() {
+  static const std::vector<StreamFormat> formats = {
+      {"amd-pm4", Arch::Amd, EngineKind::Compute, "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
+  };
+  return formats;
+}
+
+const StreamFormat* find_stream_format(std::string_view name) {
+  for (const StreamFormat& f : stream_formats())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+const StreamFormat* stream_format_for(Arch arch, EngineKind engine) {
+  for (const StreamFormat& f : stream_formats())
+    if (f.arch == arch && f.engine == engine) return &f;
+  return nullptr;
+}
+
+BindingIndex::BindingIndex(const StreamBinding& b) {
+  for (auto& s : b.signals) signals_.emplace(s.addr, &s);
+  for (auto& x : b.buffers) buffers_.emplace(x.addr, &x);
+  for (auto& k : b.kernels) kernels_.emplace(k.addr, &k);
+  for (auto& r : b.regions) regions_.emplace(r.addr, &r);
+}
+
+namespace {
+// The entry of `m` that starts last at or before `addr`, or nullptr.
+template <class T>
+const T* last_at_or_before(const std::map<uint64_t, const T*>& m, uint64_t addr) {
+  auto it = m.upper_bound(addr);
+  return it == m.begin() ? nullptr : std::prev(it)->second;
+}
+}  // namespace
+
+const StreamBinding::Placed* BindingIndex::signal_at(uint64_t addr) const {
+  auto it = signals_.find(addr);
+  return it == signals_.end() ? nullptr : it->second;
+}
+const StreamBinding::Placed* BindingIndex::buffer_containing(uint64_t addr) const {
+  const StreamBinding::Placed* x = last_at_or_before(buffers_, addr);
+  return x && addr - x->addr < x->size ? x : nullptr;
+}
+const StreamBinding::Kernel* BindingIndex::kernel_at(uint64_t code) const {
+  auto it = kernels_.find(code);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+const StreamBinding::Region* BindingIndex::region_holding(uint64_t addr, uint64_t n) const {
+  const StreamBinding::Region* r = last_at_or_before(regions_, addr);
+  return r && addr - r->addr <= r->bytes.size() && r->bytes.size() - (addr - r->addr) >= n ? r : nullptr;
+}
+
+std::string BindingIndex::kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what) const {
+  if (k.args.empty()) return "";
+  uint64_t n = k.args.size() * 8;
+  const StreamBinding::Region* r = n > UINT64_MAX - args ? nullptr : region_holding(args, n);
+  if (!r)
+    throw InputError{at, what + ": the " + std::to_string(n) + " bytes of " + k.name + "'s arguments at " + format_hex(args) +
+                             " lie in no region ('region NAME at ADDR file \"FILE\"')"};
+  std::string reads, writes;
+  for (size_t a = 0; a < k.args.size(); ++a) {
+    const StreamBinding::KernelArg& arg = k.args[a];
+    if (arg.role == StreamBinding::Arg::Value) continue;
+    uint64_t off = args - r->addr + a * 8;
+    uint64_t p = uint64_t(dword_at(std::string_view(r->bytes).substr(off), 0)) |
+                 uint64_t(dword_at(std::string_view(r->bytes).substr(off), 1)) << 32;
+    const StreamBinding::Placed* buf = buffer_containing(p);
+    if (!buf)
+      throw InputError{at, what + ": argument " + std::to_string(a) + " of " + k.name + " (read at " + format_hex(args + a * 8) +
+                               ") points at " + format_hex(p) + ", in no buffer ('buffer NAME on DEV SIZE at ADDR')"};
+    uint64_t lo = p - buf->addr, hi = buf->size;
+    if (arg.extent != StreamBinding::KernelArg::kToEnd) {
+      if (arg.extent > buf->size - lo)
+        throw InputError{at, what + ": argument " + std::to_string(a) + " of " + k.name + " points at " + format_hex(p) + ", and its " +
+                                 format_hex(arg.extent) + " bytes run past the end of " + buf->name};
+      hi = lo + arg.extent;
+    }
+    std::string& list = arg.role == StreamBinding::Arg::Reads ? reads : writes;
+    list += (list.empty() ? "" : ", ") + buf->name + "[" + format_hex(lo) + ":" + format_hex(hi) + "]";
+  }
+  return (reads.empty() ? "" : " reads " + reads) + (writes.empty() ? "" : " writes " + writes);
+}
+
+std::string at_dword(const Loc& l) {
+  return "dword " + format_hex(l.line - 1) + " (byte " + format_hex(uint64_t(l.line - 1) * 4) + ")";
+}
+
+uint32_t dword_at(std::string_view bytes, uint64_t i) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(bytes.data()) + i * 4;
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+void append_dword(std::string& out, uint32_t v) {
+  for (int k = 0; k < 4; ++k) out.push_back(char((v >> (8 * k)) & 0xff));
+}
+
+}  // namespace qvet

@@ -1,0 +1,126 @@
+// The binary stream formats qvet reads and writes (docs/encoded.md): one table, one entry per
+// format, each with the queues it serves, its decoder and its encoder.
+//
+// Decoding: the parser reads the binding (core/stream.h) and a `submit Q stream FORMAT "FILE"`,
+// finds the format here and calls `decode`; the commands it returns are read back through the
+// parser's command grammar. Encoding (`qvet encode`, cli/encode.cpp): each concrete batch of a
+// queue is handed to its format's `encode` with an EncodeSpace that places buffers, signals,
+// kernels and memory regions at addresses; decoding the result gives the batch back.
+//
+// Decoders and encoders are pure (no files, no Program), depend on core/ only, and report input
+// they cannot read as InputError at the dword, and commands they cannot write as CannotEncode.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir.h"
+#include "core/stream.h"
+
+namespace qvet {
+
+struct StreamOptions {
+  bool queue_overlap = false;       // the queue runs `ordering overlap` (declared, or earlier batches)
+  std::vector<uint32_t> ignored;    // this format's packets accepted and skipped (`--ignore-packet`)
+  uint64_t max_dwords = uint64_t(1) << 24;    // dwords decoded in all, indirect buffers included
+  uint64_t max_commands = uint64_t(1) << 20;  // commands one stream decodes to
+};
+
+struct StreamResult {
+  std::vector<DecodedCommand> cmds;
+  // Set when the stream itself says the queue overlaps (an AMD dispatch without its CS partial
+  // flush): the queue must be `ordering overlap`. `unflushed` is the packet that says so.
+  bool overlap = false;
+  Loc unflushed;
+};
+
+// A command as an encoder sees it: every value concrete, every range in base-buffer bytes.
+struct ConcreteRange {
+  uint32_t base = kNone;  // a base buffer
+  uint64_t lo = 0, hi = 0;
+};
+struct ConcreteCommand {
+  CmdOp op = CmdOp::Barrier;
+  Loc loc;
+  uint32_t signal = kNone;
+  uint64_t value = 0;
+  std::string kernel;  // Exec
+  std::vector<ConcreteRange> reads, writes;  // Copy: reads[0] source, writes[0] destination
+};
+
+// The queue a batch is encoded for; `ordering` is the effective one (never Default).
+struct EncodeQueue {
+  Arch arch = Arch::Strict;
+  EngineKind engine = EngineKind::Compute;
+  Ordering ordering = Ordering::Serial;
+};
+
+// A command the format cannot carry (a value wider than its field, an exec on a copy engine):
+// the encoder throws it and the batch stays `.hcq` text, with `why` reported.
+struct CannotEncode {
+  Loc loc;
+  std::string why;
+};
+
+// Addresses and memory shared by the encoders of one program (cli/encode.cpp implements it).
+class EncodeSpace {
+ public:
+  virtual ~EncodeSpace() = default;
+  virtual uint64_t buffer_addr(uint32_t base) = 0;  // a base buffer's first byte
+  virtual uint64_t signal_addr(uint32_t signal) = 0;  // its 64-bit value word (timestamp at + 8)
+  // The code address of a kernel named like `name` whose arguments are `args`, bound on first use
+  // (one binding per distinct name and argument list). `align` is the format's code alignment.
+  virtual uint64_t kernel_addr(const std::string& name, const std::vector<StreamBinding::KernelArg>& args, uint64_t align) = 0;
+  // A new memory region of `bytes.size()` bytes (kernel arguments, QMDs, indirect buffers),
+  // aligned to `align`; `stem` names its file. Returns its address.
+  virtual uint64_t add_region(std::string bytes, std::string_view stem, uint64_t align) = 0;
+  // The bytes of the region at `addr`, to patch after adding it (chained QMDs); size fixed.
+  virtual std::string& region(uint64_t addr) = 0;
+};
+
+struct StreamFormat {
+  const char* name;  // as written after `stream`: "amd-pm4"
+  Arch arch;         // the queues it serves
+  EngineKind engine;
+  // What `--ignore-packet FORMAT:N` names: "opcode" (PM4, SDMA) or "method" (NVIDIA).
+  const char* packet_word;
+  uint32_t max_packet;  // the largest N
+  StreamResult (*decode)(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt);
+  // One batch's commands to a stream. Throws CannotEncode.
+  std::string (*encode)(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space);
+};
+
+// ---- shared by the decoders ----------------------------------------------------------------
+// The binding looked up by address: ordered maps, so a lookup costs log n of the bound things.
+class BindingIndex {
+ public:
+  explicit BindingIndex(const StreamBinding& b);
+  const StreamBinding::Placed* signal_at(uint64_t addr) const;          // exact value-word address
+  const StreamBinding::Placed* buffer_containing(uint64_t addr) const;
+  const StreamBinding::Kernel* kernel_at(uint64_t code) const;
+  const StreamBinding::Region* region_holding(uint64_t addr, uint64_t n) const;  // all of [addr, addr + n)
+  // " reads a[0x0:0x1000] writes b[0x10:0x1000]" for kernel `k` whose 8-byte arguments lie at
+  // `args` (a region's bytes): each pointer resolves to the buffer containing it, accessed for
+  // the argument's extent or to the buffer's end. Throws InputError at `at` (message prefixed by
+  // `what`) for arguments in no region or a pointer in no buffer.
+  std::string kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what) const;
+
+ private:
+  std::map<uint64_t, const StreamBinding::Placed*> signals_, buffers_;
+  std::map<uint64_t, const StreamBinding::Kernel*> kernels_;
+  std::map<uint64_t, const StreamBinding::Region*> regions_;
+};
+// "dword 0x4 (byte 0x10)": the 0-based offset of the dword a decoded Loc (1-based line) names.
+std::string at_dword(const Loc& l);
+// Little-endian words of a byte string.
+uint32_t dword_at(std::string_view bytes, uint64_t i);
+void append_dword(std::string& out, uint32_t v);
+
+const std::vector<StreamFormat>& stream_formats();
+const StreamFormat* find_stream_format(std::string_view name);
+// The format that serves a queue of this arch and engine, or nullptr (strict has none).
+const StreamFormat* stream_format_for(Arch arch, EngineKind engine);
+
+}  // namespace qvet

@@ -8,7 +8,7 @@ namespace qvet {
 
 const std::vector<StreamFormat>& stream_formats() {
   static const std::vector<StreamFormat> formats = {
-      {"amd-pm4", Arch::Amd, EngineKind::Compute, "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
+      {"amd-pm4", Arch::Amd, 1 << unsigned(EngineKind::Compute), "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
   };
   return formats;
 }
@@ -21,7 +21,7 @@ const StreamFormat* find_stream_format(std::string_view name) {
 
 const StreamFormat* stream_format_for(Arch arch, EngineKind engine) {
   for (const StreamFormat& f : stream_formats())
-    if (f.arch == arch && f.engine == engine) return &f;
+    if (f.serves(arch, engine)) return &f;
   return nullptr;
 }
 

@@ -82,8 +82,9 @@ class EncodeSpace {
 
 struct StreamFormat {
   const char* name;  // as written after `stream`: "amd-pm4"
-  Arch arch;         // the queues it serves
-  EngineKind engine;
+  Arch arch;         // the queues it serves: this arch, and the engines in `engines`
+  uint8_t engines;   // 1 << EngineKind
+  bool serves(Arch a, EngineKind e) const { return a == arch && (engines >> unsigned(e) & 1); }
   // What `--ignore-packet FORMAT:N` names: "opcode" (PM4, SDMA) or "method" (NVIDIA).
   const char* packet_word;
   uint32_t max_packet;  // the largest N

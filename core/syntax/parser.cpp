@@ -469,9 +469,11 @@ class Parser {
     std::string file(ft.text);
     b_.expect_end();
     const Queue& queue = b_.program().queues[q];
-    if (b_.program().devices[queue.device].arch != format->arch || queue.engine != format->engine)
-      fail(fl, "an " + fmt + " stream goes to a " + engine_name(format->engine) + " queue of an " + arch_name(format->arch) + " device, and '" +
-                   queue.name + "' is not one");
+    if (!format->serves(b_.program().devices[queue.device].arch, queue.engine)) {
+      std::string engines = format->serves(format->arch, EngineKind::Compute) ? "compute" : "";
+      if (format->serves(format->arch, EngineKind::Copy)) engines += engines.empty() ? "copy" : " or copy";
+      fail(fl, "a " + fmt + " stream goes to a " + engines + " queue of an " + arch_name(format->arch) + " device, and '" + queue.name + "' is not one");
+    }
     std::string bytes;
     uint32_t fid = read_bound_file(file, fl, bytes);
     StreamOptions opt;

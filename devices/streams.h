@@ -31,9 +31,11 @@ struct StreamOptions {
 struct StreamResult {
   std::vector<DecodedCommand> cmds;
   // Set when the stream itself says the queue overlaps (an AMD dispatch without its CS partial
-  // flush): the queue must be `ordering overlap`. `unflushed` is the packet that says so.
+  // flush): the queue must be `ordering overlap`. `unflushed` is the packet that says so, and
+  // `overlap_why` says how ("the dispatch at dword 0x2c is not followed by ..., so they overlap").
   bool overlap = false;
   Loc unflushed;
+  std::string overlap_why;
 };
 
 // A command as an encoder sees it: every value concrete, every range in base-buffer bytes.

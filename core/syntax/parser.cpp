@@ -482,8 +482,7 @@ class Parser {
       if (f == fmt) opt.ignored.push_back(packet);
     StreamResult r = format->decode(binding_, bytes, fid, opt);
     if (r.overlap && queue.ordering != Ordering::Overlap) {
-      std::string why = "the dispatch at dword " + format_hex(r.unflushed.line - 1) +
-                        " is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch or the stream's end, so they overlap";
+      const std::string& why = r.overlap_why;
       if (queue.ordering != Ordering::Default)
         fail(r.unflushed, why + ", but queue '" + queue.name + "' is declared 'ordering " + ordering_name(queue.ordering) + "'");
       if (earlier)

@@ -43,6 +43,9 @@ class Decoder {
     StreamResult r;
     r.overlap = overlap_;
     r.unflushed = unflushed_;
+    if (overlap_)
+      r.overlap_why = "the dispatch at dword " + format_hex(unflushed_.line - 1) +
+                      " is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch or the stream's end, so they overlap";
     bool barriers = overlap_ || opt_.queue_overlap;
     for (Item& it : items_) {
       // A flush that closes its dispatch is part of the exec on a serial queue; any other is a barrier.

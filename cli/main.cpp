@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "checkers/checker.h"
 #include "verify/verify.h"
 #include "verify/fix.h"
+#include "cli/encode.h"
 #include "cli/gen.h"
 #include "core/atomic_file.h"
 #include "core/render.h"
@@ -52,6 +54,7 @@ const char* kUsage =
     "  check     report races, deadlocks, lifetime, peer, width, engine and visibility findings\n"
     "  print     print the canonical .hcq form, or the IR as JSON (--format json)\n"
     "  decode    print the program with its binary streams decoded, each command with its FILE:DWORD\n"
+    "  encode    write the program's batches as the binary streams its devices run (-o DIR)\n"
     "  graph     print the happens-before graph as Graphviz DOT\n"
     "  fix       repair races with verified waits and print the diff\n"
     "  sim       execute the program on a simulated machine under many schedules\n"
@@ -82,6 +85,14 @@ const char* kPrintHelp =
     "usage: qvet print [--format hcq|json] FILE\n"
     "\n"
     "  Prints the program in canonical .hcq form (default) or as qvet's JSON IR (docs/json.md).\n";
+
+const char* kEncodeHelp =
+    "usage: qvet encode FILE.hcq -o DIR [--format FMT]...\n"
+    "  Writes DIR/STEM.hcq, the program with each concrete batch as a binary stream the queue's device\n"
+    "  runs (amd-pm4 for amd compute queues, ...; docs/encoded.md), the stream files and STEM.mem (kernel\n"
+    "  arguments, QMDs). `# expect:` places follow the commands to their dwords, so `qvet check --expect\n"
+    "  DIR/STEM.hcq` checks the encoding. Batches a format cannot carry stay text, with a note.\n"
+    "  --format FMT               encode only batches of this format (repeatable; default: every format)\n";
 
 const char* kDecodeHelp =
     "usage: qvet decode FILE\n"
@@ -161,6 +172,7 @@ struct UsageError {
 struct Args {
   std::vector<std::string> files;
   std::string format;
+  std::vector<std::string> formats;  // every --format given (encode takes several)
   bool expect = false, werror = false;
   std::vector<std::pair<std::string, i128>> params;
   LoadOptions load;  // --ignore-packet
@@ -223,7 +235,7 @@ Args parse_args(int argc, char** argv, int start) {
     };
     auto is = [&](const char* flag) { return s == flag || s.rfind(std::string(flag) + "=", 0) == 0; };
     if (s == "--help" || s == "-h") a.help = true;
-    else if (is("--format")) a.format = value("--format");
+    else if (is("--format")) a.format = value("--format"), a.formats.push_back(a.format);
     else if (s == "--expect") a.expect = true;
     else if (s == "--werror") a.werror = true;
     else if (s == "--stats") a.stats = true;
@@ -489,6 +501,49 @@ int cmd_print(const Args& a, bool decode) {
   LoadResult r = load_program(src, a.files[0], a.load);
   if (!r.program) return report_input_error(*r.error, src);
   std::cout << (fmt == "json" ? write_json_program(*r.program, src) : decode ? print_decoded(*r.program, src) : print_program(*r.program));
+  return 0;
+}
+
+// `encode`: the program's batches as binary streams (cli/encode.h), written into -o DIR.
+int cmd_encode(const Args& a) {
+  if (a.help) return std::cout << kEncodeHelp, 0;
+  if (a.files.size() != 1) throw UsageError{"encode needs exactly one FILE"};
+  if (a.out.empty()) throw UsageError{"encode needs -o DIR"};
+  SourceSet src;
+  LoadResult l = load_program(src, a.files[0], a.load);
+  if (!l.program) return report_input_error(*l.error, src);
+  namespace fs = std::filesystem;
+  EncodeOptions opt;
+  opt.formats = a.formats;
+  opt.stem = fs::path(a.files[0] == "-" ? "stdin" : a.files[0]).stem().string();
+  if (opt.stem.empty() || opt.stem.find_first_of("\"\\ ") != std::string::npos) opt.stem = "program";
+  EncodeOutput e;
+  try {
+    e = encode_program(*l.program, src, opt);
+  } catch (const InputError& err) {
+    return report_input_error(input_diagnostic(err), src);
+  }
+  std::error_code ec;
+  fs::create_directories(a.out, ec);
+  if (!fs::is_directory(a.out)) {
+    std::cerr << "qvet: error: cannot create directory '" << a.out << "'" << (ec ? ": " + ec.message() : "") << "\n";
+    return 2;
+  }
+  // Never over the program it reads: the encoded text replaces the batches it came from.
+  if (a.files[0] != "-" && fs::equivalent(a.files[0], fs::path(a.out) / e.files[0].name, ec)) {
+    std::cerr << "qvet: error: encode would write over its input '" << a.files[0] << "' (choose another -o DIR)\n";
+    return 2;
+  }
+  for (const EncodeOutput::File& f : e.files) {
+    std::string err;
+    if (!write_file_atomic((fs::path(a.out) / f.name).string(), f.bytes, err)) {
+      std::cerr << "qvet: error: " << err << "\n";
+      return 2;
+    }
+  }
+  for (const std::string& n : e.notes) std::cerr << a.files[0] << ": note: " << n << "\n";
+  std::cout << "qvet encode: " << e.encoded << " batch(es) encoded, " << e.kept << " kept as text: " << (fs::path(a.out) / e.files[0].name).string()
+            << "\n";
   return 0;
 }
 
@@ -772,6 +827,7 @@ int run(int argc, char** argv) {
     if (topic == "check") std::cout << kCheckHelp;
     else if (topic == "print") std::cout << kPrintHelp;
     else if (topic == "decode") std::cout << kDecodeHelp;
+    else if (topic == "encode") std::cout << kEncodeHelp;
     else if (topic == "graph") std::cout << kGraphHelp;
     else if (topic == "gen") std::cout << gen_help();
     else if (topic == "fix") std::cout << kFixHelp;
@@ -786,6 +842,7 @@ int run(int argc, char** argv) {
   if (cmd == "check") return cmd_check(a);
   if (cmd == "print" || cmd == "decode") return cmd_print(a, cmd == "decode");
   if (cmd == "graph") return cmd_graph(a);
+  if (cmd == "encode") return cmd_encode(a);
   if (cmd == "fix") return cmd_fix(a);
   if (cmd == "sim") return cmd_sim(a);
   if (cmd == "run") return cmd_run(a);

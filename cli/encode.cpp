@@ -143,9 +143,8 @@ std::string place_text(const std::string& file, uint32_t line) { return file + "
 }  // namespace
 
 EncodeOutput encode_program(const Program& p, const SourceSet& src, const EncodeOptions& opt) {
+  // The text the Program was parsed from (JSON input is refused by the caller: its `source` need not match it).
   const std::string& text = src.text(p.file);
-  if (text.empty() || text[text.find_first_not_of(" \t\r\n") == std::string::npos ? 0 : text.find_first_not_of(" \t\r\n")] == '{')
-    throw InputError{{p.file, 0, 0}, "encode reads .hcq text (print JSON back to .hcq first: qvet print FILE.json)"};
   for (auto& f : opt.formats)
     if (!find_stream_format(f)) throw InputError{{p.file, 0, 0}, "unknown stream format '" + f + "'"};
 

@@ -35,8 +35,9 @@ struct EncodeOutput {
   size_t encoded = 0, kept = 0;    // batches
 };
 
-// Throws InputError for a program it cannot rewrite (JSON input, a program that submits streams)
-// and std::logic_error when a decoder does not give a batch back.
+// `p` must have been parsed from the .hcq text of `src.text(p.file)` (not JSON). Throws InputError
+// for a program it cannot rewrite (one that submits streams) and std::logic_error when a decoder
+// does not give a batch back.
 EncodeOutput encode_program(const Program& p, const SourceSet& src, const EncodeOptions& opt);
 
 }  // namespace qvet

@@ -512,6 +512,7 @@ int cmd_encode(const Args& a) {
   SourceSet src;
   LoadResult l = load_program(src, a.files[0], a.load);
   if (!l.program) return report_input_error(*l.error, src);
+  if (l.program->file != 1) throw UsageError{"encode needs .hcq text (print JSON back to .hcq first: qvet print FILE.json)"};
   namespace fs = std::filesystem;
   EncodeOptions opt;
   opt.formats = a.formats;

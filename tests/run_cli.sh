@@ -62,3 +62,25 @@ set +e
 "$qvet" fix corpus/encoded/pm4_no_flush_bug.hcq >/dev/null 2>&1; [ $? = 2 ] || { echo "fix on a stream program: want exit 2"; exit 1; }
 set -e
 echo "decode ok"
+
+# `qvet encode` (docs/encoded.md): the encoded program checks with its moved expectations, keeps
+# CRLF line ends, --ignore-packet names a format, and bad requests are exit 2 with the input kept.
+"$qvet" encode corpus/eager_amd_bug.hcq -o "$tmp/enc" >/dev/null 2>"$tmp/enc.err"
+grep -q "kept as text" "$tmp/enc.err" || { echo "encode: no note for the batches kept as text"; exit 1; }
+"$qvet" check --expect "$tmp/enc/eager_amd_bug.hcq" | grep -q PASS || { echo "encode: the encoded program fails its expectations"; exit 1; }
+grep -q 'submit c0 stream amd-pm4 "eager_amd_bug_c0_1.pm4"' "$tmp/enc/eager_amd_bug.hcq" || { echo "encode: no stream submit"; exit 1; }
+sed 's/$/\r/' corpus/amd_overlap_bug.hcq >"$tmp/crlf.hcq"
+"$qvet" encode "$tmp/crlf.hcq" -o "$tmp/enc2" >/dev/null
+[ "$(grep -c $'\r$' "$tmp/enc2/crlf.hcq")" = "$(wc -l <"$tmp/enc2/crlf.hcq")" ] || { echo "encode: CRLF not kept"; exit 1; }
+"$qvet" check --expect "$tmp/enc2/crlf.hcq" | grep -q PASS || { echo "encode: the CRLF program fails"; exit 1; }
+"$qvet" check --ignore-packet amd-pm4:0x99 tests/malformed/pm4_bad_opcode.hcq >/dev/null || { echo "--ignore-packet amd-pm4:0x99: want exit 0"; exit 1; }
+cp corpus/amd_overlap_bug.hcq "$tmp/self.hcq"
+set +e
+"$qvet" encode "$tmp/self.hcq" -o "$tmp" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode over its input: want exit 2"; exit 1; }
+cmp -s corpus/amd_overlap_bug.hcq "$tmp/self.hcq" || { echo "encode over its input: the input changed"; exit 1; }
+"$qvet" encode corpus/amd_overlap_bug.hcq >/dev/null 2>&1; [ $? = 2 ] || { echo "encode without -o: want exit 2"; exit 1; }
+"$qvet" encode "$tmp/p.json" -o "$tmp/enc3" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode of JSON: want exit 2"; exit 1; }
+"$qvet" encode corpus/encoded/eager_pm4_fixed.hcq -o "$tmp/enc4" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode of a stream program: want exit 2"; exit 1; }
+"$qvet" check --ignore-packet nosuch:0x1 "$ex" >/dev/null 2>&1; [ $? = 2 ] || { echo "--ignore-packet of an unknown format: want exit 2"; exit 1; }
+set -e
+echo "encode ok"

@@ -1,6 +1,7 @@
 // The AMD PM4 decoder (devices/amd/pm4.h) on small streams built here packet by packet.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -175,4 +176,79 @@ TEST_CASE("pm4: the implementation limits are input errors marked as limits") {
   o = {};
   o.max_dwords = 10;
   CHECK_THROWS_AS(amd::decode_pm4(binding(), s.bytes(), 1, o), InputError);
+}
+
+TEST_CASE("pm4: argument extents bound the ranges; an extent past the buffer is an error at the dispatch") {
+  Words s;
+  s.dispatch(0x70000, 0x40000);
+  StreamBinding b = binding();
+  b.kernels[0].args[0].extent = 0x10;
+  b.kernels[0].args[2].extent = 0x1000;
+  StreamResult r = amd::decode_pm4(b, s.bytes(), 1);
+  CHECK(texts(r) == std::vector<std::string>{"exec k reads a[0x100:0x110] writes b[0x0:0x1000]"});
+  b.kernels[0].args[0].extent = 0xf01;  // a + 0x100 + 0xf01 passes a's end
+  try {
+    amd::decode_pm4(b, s.bytes(), 1);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.message.find("run past the end of a") != std::string::npos);
+    CHECK(e.loc.line == 9);  // the DISPATCH_DIRECT, after two SET_SH_REG packets of 4 dwords
+  }
+}
+
+namespace {
+// An EncodeSpace for unit tests: things at fixed addresses, regions kept for a StreamBinding.
+struct TestSpace : EncodeSpace {
+  StreamBinding b = binding();
+  uint64_t next = 0x50000;
+  uint64_t buffer_addr(uint32_t base) override { return b.buffers[base].addr; }
+  uint64_t signal_addr(uint32_t s) override { return b.signals[s].addr; }
+  uint64_t kernel_addr(const std::string& name, const std::vector<StreamBinding::KernelArg>& args, uint64_t) override {
+    for (auto& k : b.kernels)
+      if (k.name == name && k.args == args) return k.addr;
+    b.kernels.push_back({0x80000 + 0x1000 * b.kernels.size(), name, args, {}});
+    return b.kernels.back().addr;
+  }
+  uint64_t add_region(std::string bytes, std::string_view, uint64_t) override {
+    uint64_t a = next;
+    next += (bytes.size() + 0xff) & ~uint64_t(0xff);
+    b.regions.push_back({a, "r", std::move(bytes), 9, {}});
+    return a;
+  }
+  std::string& region(uint64_t addr) override {
+    for (auto& r : b.regions)
+      if (r.addr == addr) return r.bytes;
+    throw std::logic_error("no region");
+  }
+};
+ConcreteCommand cmd(CmdOp op, uint32_t signal = kNone, uint64_t value = 0) {
+  ConcreteCommand c;
+  c.op = op, c.signal = signal, c.value = value, c.loc = {1, 1, 0};
+  return c;
+}
+}  // namespace
+
+TEST_CASE("pm4: the encoder writes what the decoder reads, serial and overlap") {
+  ConcreteCommand e = cmd(CmdOp::Exec);
+  e.kernel = "gemm";
+  e.reads = {{0, 0x10, 0x30}};
+  e.writes = {{1, 0, 0x1000}};
+  std::vector<ConcreteCommand> cmds = {cmd(CmdOp::Wait, 0, 7), cmd(CmdOp::MemoryBarrier), e, cmd(CmdOp::Barrier),
+                                       cmd(CmdOp::Signal, 0, 8), cmd(CmdOp::Timestamp, 0), e};
+  std::vector<std::string> want = {"wait tl >= 7", "memory_barrier", "exec gemm reads a[0x10:0x30] writes b[0x0:0x1000]", "barrier",
+                                   "signal tl = 8", "timestamp tl", "exec gemm reads a[0x10:0x30] writes b[0x0:0x1000]"};
+  for (Ordering o : {Ordering::Serial, Ordering::Overlap}) {
+    TestSpace space;
+    std::string bytes = amd::encode_pm4(cmds, {Arch::Amd, EngineKind::Compute, o}, space);
+    StreamOptions opt;
+    opt.queue_overlap = o == Ordering::Overlap;
+    StreamResult r = amd::decode_pm4(space.b, bytes, 1, opt);
+    CHECK(texts(r) == want);
+    CHECK(r.overlap == (o == Ordering::Overlap));  // the last dispatch is unflushed only on the overlap queue
+  }
+  TestSpace space;
+  CHECK_THROWS_AS(amd::encode_pm4({cmd(CmdOp::Signal, 0, uint64_t(1) << 32)}, {Arch::Amd, EngineKind::Compute, Ordering::Serial}, space),
+                  CannotEncode);
+  CHECK_THROWS_AS(amd::encode_pm4({cmd(CmdOp::Copy)}, {Arch::Amd, EngineKind::Compute, Ordering::Serial}, space), CannotEncode);
+  CHECK_THROWS_AS(amd::encode_pm4({e}, {Arch::Amd, EngineKind::Compute, Ordering::Chained}, space), CannotEncode);
 }

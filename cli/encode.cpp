@@ -114,6 +114,10 @@ bool concrete(const Program& p, const Stmt& s, std::vector<ConcreteCommand>& out
     c.base = r.base;
     c.lo = uint64_t(b.base_lo.constant + r.lo.constant);
     c.hi = uint64_t(b.base_lo.constant + r.hi.constant);
+    if (c.lo >= uint64_t(base.size.constant)) {
+      why = "the range of " + std::string(p.buffers[r.buffer].name) + " starts at its base buffer's end, where no pointer into it lies";
+      return false;
+    }
     return true;
   };
   for (const Command& c : s.cmds) {
@@ -220,7 +224,13 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
     file_names.push_back(b.file);
     StreamOptions so;
     so.queue_overlap = b.queue.ordering == Ordering::Overlap;
-    StreamResult r = b.format->decode(binding, b.bytes, uint32_t(2 + i), so);
+    StreamResult r;
+    try {
+      r = b.format->decode(binding, b.bytes, uint32_t(2 + i), so);
+    } catch (const InputError& e) {  // the encoder wrote what its decoder cannot read: our bug, not the input's
+      throw std::logic_error("the " + std::string(b.format->name) + " encoding of the batch at line " + std::to_string(b.stmt->loc.line) +
+                             " does not decode: dword " + std::to_string(e.loc.line) + ": " + e.message);
+    }
     if (r.cmds.size() != b.cmds.size() || (r.overlap && !so.queue_overlap))
       throw std::logic_error("the " + std::string(b.format->name) + " encoding of the batch at line " + std::to_string(b.stmt->loc.line) +
                              " decodes to " + std::to_string(r.cmds.size()) + " command(s), not " + std::to_string(b.cmds.size()));

@@ -1,10 +1,14 @@
 // libFuzzer target: any bytes go through the loader (.hcq or JSON), and programs that parse go
 // through elaboration (capped) and every checker. Invalid input must end in an InputError.
+// Programs read as .hcq text are also encoded (cli/encode.h): the encoder decodes every stream it
+// writes and throws std::logic_error when a decoder does not give the batch back, a crash here.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "checkers/checker.h"
+#include "cli/encode.h"
+#include "core/input_error.h"
 #include "core/syntax/parser.h"
 #include "core/syntax/printer.h"
 
@@ -21,6 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Trace t = elaborate(*r.program, bind_params(*r.program, {}), 20000);
     check_trace(t);
   } catch (const InputError&) {
+  }
+  if (r.program->file == 1) {  // .hcq text, not JSON
+    try {
+      encode_program(*r.program, src, {{}, "fuzz"});
+    } catch (const InputError&) {  // a program that submits streams
+    }
   }
   return 0;
 }

@@ -143,5 +143,11 @@ for f in link fifo dir; do
   grep -q "streams/$f.hcq:3:" err || fail "stream file $f: error not at the submit: $(cat err)"
 done
 grep -q "symbolic link" <("$qvet" check streams/link.hcq 2>&1) || fail "stream symlink: no message saying so"
+# A directory on the way that is a symbolic link leaves the program's directory too.
+mkdir -p outside && printf 'x' >outside/s.pm4 && ln -s ../outside streams/up
+sed 's|link.pm4|up/s.pm4|' streams/link.hcq >streams/via.hcq
+"$qvet" check streams/via.hcq >/dev/null 2>err; rc=$?
+[ $rc = 2 ] || fail "a stream through a linked directory: exit $rc, want 2"
+grep -q "streams/up' is a symbolic link" err || fail "a stream through a linked directory: $(cat err)"
 
 echo "hostile io ok"

@@ -442,8 +442,14 @@ class Parser {
     fs::path dir = fs::path(src_.name(file_)).parent_path();
     if (src_.name(file_) == "<stdin>") dir.clear();
     std::string path = (dir / rel).string();
+    // No component may be a symbolic link: `sub/x.bin` with `sub -> /etc` would leave the directory.
     std::error_code ec;
-    if (fs::is_symlink(fs::symlink_status(path, ec))) fail(at, "file '" + path + "' is a symbolic link (only regular files are read)");
+    fs::path walked = dir;
+    for (auto& part : rel) {
+      walked /= part;
+      if (fs::is_symlink(fs::symlink_status(walked, ec)))
+        fail(at, "file '" + path + "': '" + walked.string() + "' is a symbolic link (only regular files under the program's directory are read)");
+    }
     if (!read_regular_file(path, kMaxBoundFile, bytes))
       fail(at, "cannot read '" + path + "': missing, not a regular file, or larger than 16 MiB");
     if ((bound_bytes_ += bytes.size()) > kMaxBoundTotal)

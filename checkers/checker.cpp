@@ -140,7 +140,7 @@ std::string describe_event(const Trace& t, EventRef ev) {
 }
 
 std::string CheckContext::signal_write_text(const SignalWrite& w) const {
-  return what(w.event) + " (line " + std::to_string(loc(w.event).line) + ")";
+  return what(w.event) + " (" + line_text(loc(w.event)) + ")";
 }
 
 const std::vector<uint32_t>& CheckContext::positions(uint32_t queue_or_host, bool waits) const {

@@ -24,13 +24,13 @@ class FreeInFlightChecker : public Checker {
         std::string name = c_.p.object_name(e.object);
         d.set_rule(Rule::FreeInFlight);
         d.loc = e.loc;
-        d.message = "'" + name + "' is freed while " + c_.what({false, id}) + " (line " + std::to_string(c_.t.cmds[id].loc.line) +
+        d.message = "'" + name + "' is freed while " + c_.what({false, id}) + " (" + c_.line_text(c_.t.cmds[id].loc) +
                     ") may still use it: nothing orders the command's end before the free";
         d.related.push_back({c_.t.cmds[id].loc, "the command that may still be running"});
         if (const SignalWrite* w = c_.write_after({false, id}); w && !c_.e.known(*w->end, {true, h})) {
           uint32_t sig = w->signal;
           std::string wait = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(w->value);
-          d.fixes.push_back({"add host `" + wait + "` before line " + std::to_string(e.loc.line) + " (" +
+          d.fixes.push_back({"add host `" + wait + "` before " + c_.line_text(e.loc) + " (" +
                                  c_.signal_write_text(*w) + " follows the command)",
                              {{e.loc, false, wait}}});
         } else {

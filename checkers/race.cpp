@@ -519,8 +519,8 @@ class RaceChecker : public Checker {
     d.set_rule(Rule::Race);
     d.loc = c_.loc(later);
     d.message = kindname + " race on bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of '" + buf.name + "': " +
-                c_.what(later) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier) + " (line " +
-                std::to_string(c_.loc(earlier).line) + ") may still " + (ea.write ? "write" : "read") + " them";
+                c_.what(later) + " " + (la.write ? "writes" : "reads") + " them while " + c_.what(earlier) + " (" +
+                c_.line_text(c_.loc(earlier)) + ") may still " + (ea.write ? "write" : "read") + " them";
     d.related.push_back({c_.loc(earlier), "the earlier access: " + c_.what(earlier)});
   }
   // (later, earlier) by Engine::event_key -> the two in processing order (for witnesses)
@@ -629,8 +629,8 @@ class RaceChecker : public Checker {
   std::map<std::tuple<const SignalWrite*, uint64_t, uint64_t>, std::vector<const SignalWrite*>> stale_pools_;
 
   void suggest_fix(Diagnostic& d, EventRef producer, EventRef consumer) {
-    std::string where = consumer.host ? "before line " + std::to_string(c_.loc(consumer).line) + " on the host"
-                                      : "before line " + std::to_string(c_.loc(consumer).line) + " on queue " +
+    std::string where = consumer.host ? "before " + c_.line_text(c_.loc(consumer)) + " on the host"
+                                      : "before " + c_.line_text(c_.loc(consumer)) + " on queue " +
                                             c_.p.queues[c_.t.cmds[consumer.id].queue].name;
     // A signal the producer's agent already writes after the producer, whose end follows it.
     const SignalWrite* found = c_.write_after(producer);
@@ -662,8 +662,8 @@ class RaceChecker : public Checker {
       std::string fresh = name;
       for (int i = 2; taken(fresh); ++i) fresh = name + std::to_string(i);
       std::string wait = "wait " + fresh + " >= 1";
-      f.description = "declare `signal " + fresh + " on host`, add `signal " + fresh + " = 1` after line " +
-                      std::to_string(c_.loc(producer).line) + " on " + pq + " and `" + wait + "` " + where;
+      f.description = "declare `signal " + fresh + " on host`, add `signal " + fresh + " = 1` after " +
+                      c_.line_text(c_.loc(producer)) + " on " + pq + " and `" + wait + "` " + where;
       // The declaration goes before the first statement that is not a declaration.
       Loc first;
       for (const Stmt& s : c_.p.stmts)
@@ -682,7 +682,7 @@ class RaceChecker : public Checker {
       if (const SignalWrite* w = c_.write_after(consumer); w && !c_.e.known(*w->end, producer)) {
         uint32_t sig = w->signal;
         std::string wait = "wait " + c_.p.signals[sig].name + " >= " + value_for(*w, producer);
-        d.fixes.push_back({"or add `" + wait + "` before line " + std::to_string(c_.loc(producer).line) + " on queue " +
+        d.fixes.push_back({"or add `" + wait + "` before " + c_.line_text(c_.loc(producer)) + " on queue " +
                                c_.p.queues[c_.t.cmds[producer.id].queue].name + " (" + c_.signal_write_text(*w) +
                                " follows " + c_.what(consumer) + ")",
                            {{c_.loc(producer), false, wait}}});

@@ -137,14 +137,14 @@ class SignalRaceChecker : public Checker {
     uint32_t sig = c_.e.write_of(later)->signal;
     d.set_rule(Rule::SignalRace);
     d.loc = c_.loc(later);
-    d.message = c_.what(later) + " and " + c_.what(earlier) + " (line " + std::to_string(c_.loc(earlier).line) +
+    d.message = c_.what(later) + " and " + c_.what(earlier) + " (" + c_.line_text(c_.loc(earlier)) +
                 ") write different values to '" + c_.p.signals[sig].name + "' and nothing orders them: its final value is not determined";
     d.related.push_back({c_.loc(earlier), "the other write: " + c_.what(earlier)});
     // Order the later write after the earlier one: wait for the earlier value first.
     const SignalWrite* ew = c_.e.write_of(earlier);
     if (ew && !later.host) {
       std::string wait = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(ew->value);
-      d.fixes.push_back({"add `" + wait + "` before line " + std::to_string(c_.loc(later).line) + " on queue " +
+      d.fixes.push_back({"add `" + wait + "` before " + c_.line_text(c_.loc(later)) + " on queue " +
                              c_.p.queues[c_.t.cmds[later.id].queue].name,
                          {{c_.loc(later), false, wait}}});
     }

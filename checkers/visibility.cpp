@@ -126,7 +126,7 @@ class VisibilityChecker : public Checker {
                     c_.p.queues[q].name + " after that write: the " + arch_name(c_.p.devices[dev].arch) +
                     " profile needs an acquire, so the read may see stale cached data";
         d.related.push_back({c_.loc(w->ev), "the write: " + c_.what(w->ev)});
-        d.fixes.push_back({"add `memory_barrier` before line " + std::to_string(c_.loc(r).line) + " on queue " + c_.p.queues[q].name,
+        d.fixes.push_back({"add `memory_barrier` before " + c_.line_text(c_.loc(r)) + " on queue " + c_.p.queues[q].name,
                            {{c_.loc(r), false, "memory_barrier"}}});
       }
     });

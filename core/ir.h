@@ -8,6 +8,7 @@
 // flattened, concrete form that the model executes is model/trace.h.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -160,6 +161,9 @@ struct Program {
   std::vector<std::pair<ObjectRef, uint32_t>> maps;  // (memory, device it is mapped into)
   std::vector<Stmt> stmts;
   std::vector<Expectation> expects;
+  // The stream and region files that decoded commands' Locs point into (docs/encoded.md): their
+  // SourceSet index and name without directories, for messages that name another command.
+  std::map<uint32_t, std::string> stream_files;
 
   std::vector<std::string> var_names() const;
   std::string object_name(ObjectRef o) const {

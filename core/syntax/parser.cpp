@@ -454,7 +454,9 @@ class Parser {
       fail(at, "cannot read '" + path + "': missing, not a regular file, or larger than 16 MiB");
     if ((bound_bytes_ += bytes.size()) > kMaxBoundTotal)
       throw InputError{at, "the program's stream and region files exceed 256 MiB in all (an implementation limit)", true};
-    return src_.add(path, "");  // no text: diagnostics there quote nothing
+    uint32_t id = src_.add(path, "");  // no text: diagnostics there quote nothing
+    b_.program().stream_files[id] = rel.filename().string();
+    return id;
   }
 
   // `submit Q stream FORMAT "FILE"`: the stream decoded into Q's commands, each read through the

@@ -61,7 +61,7 @@ cmp "$tmp/e1.hcq" "$tmp/e2.hcq"
 set +e
 "$qvet" fix corpus/encoded/pm4_no_flush_bug.hcq >/dev/null 2>&1; [ $? = 2 ] || { echo "fix on a stream program: want exit 2"; exit 1; }
 set -e
-"$qvet" check corpus/encoded/pm4_two_queues_bug.hcq | grep -qF "may still write them (pm4_two_queues_bug_c0.pm4:45)" ||
+"$qvet" check corpus/encoded/pm4_two_queues_bug.hcq | grep -qF "on c0 (pm4_two_queues_bug_c0.pm4:45) may still write them" ||
   { echo "a message names a decoded command by line, not by FILE:DWORD"; exit 1; }
 echo "decode ok"
 

@@ -3,12 +3,14 @@
 #include "core/expr.h"
 #include "core/input_error.h"
 #include "devices/amd/pm4.h"
+#include "devices/amd/sdma.h"
 
 namespace qvet {
 
 const std::vector<StreamFormat>& stream_formats() {
   static const std::vector<StreamFormat> formats = {
       {"amd-pm4", Arch::Amd, 1 << unsigned(EngineKind::Compute), "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
+      {"amd-sdma", Arch::Amd, 1 << unsigned(EngineKind::Copy), "opcode", 0xff, amd::decode_sdma, amd::encode_sdma},
   };
   return formats;
 }

@@ -6,8 +6,9 @@
 #   json:          JSON programs (fuzz/fuzz_json.cpp), seeded with the corpus printed as JSON and
 #                  the malformed JSON tests, with a dictionary of the format's keys;
 #   pm4:           any bytes as an AMD PM4 stream (fuzz/fuzz_pm4.cpp), seeded with the encoded
-#                  corpus's streams and the malformed ones.
-# Usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4]
+#                  corpus's streams and the malformed ones;
+#   sdma:          any bytes as an AMD SDMA stream (fuzz/fuzz_sdma.cpp), seeded likewise.
+# Usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4|sdma]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
@@ -16,7 +17,8 @@ case $kind in
   hcq) target=qvet_fuzz_parser extra=() ;;
   json) target=qvet_fuzz_json extra=(-dict=fuzz/json.dict) ;;
   pm4) target=qvet_fuzz_pm4 extra=() ;;
-  *) echo "usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4]" >&2; exit 2 ;;
+  sdma) target=qvet_fuzz_sdma extra=() ;;
+  *) echo "usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4|sdma]" >&2; exit 2 ;;
 esac
 QVET_FUZZ=1 scripts/setup.sh
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQVET_FUZZ=ON \
@@ -25,6 +27,7 @@ cmake --build build-fuzz -j"$(nproc)" --target "$target" qvet
 seeds=fuzz/corpus-run
 [ "$kind" = json ] && seeds=fuzz/corpus-json
 [ "$kind" = pm4 ] && seeds=fuzz/corpus-pm4
+[ "$kind" = sdma ] && seeds=fuzz/corpus-sdma
 mkdir -p "$seeds" fuzz/crashes
 if [ "$kind" = json ]; then
   for f in corpus/*.hcq examples/*.hcq; do
@@ -34,6 +37,8 @@ if [ "$kind" = json ]; then
   cp -n tests/malformed/*.json "$seeds"/ 2>/dev/null || true
 elif [ "$kind" = pm4 ]; then
   cp -n corpus/encoded/*.pm4 corpus/encoded/*.bin tests/malformed/*.pm4 "$seeds"/ 2>/dev/null || true
+elif [ "$kind" = sdma ]; then
+  cp -n corpus/encoded/*.sdma corpus/encoded/sdma_*.bin tests/malformed/*.sdma "$seeds"/ 2>/dev/null || true
 else
   cp -n corpus/*.hcq tests/malformed/*.hcq examples/*.hcq "$seeds"/ 2>/dev/null || true
 fi

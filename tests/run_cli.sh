@@ -67,10 +67,12 @@ echo "decode ok"
 
 # `qvet encode` (docs/encoded.md): the encoded program checks with its moved expectations, keeps
 # CRLF line ends, --ignore-packet names a format, and bad requests are exit 2 with the input kept.
-"$qvet" encode corpus/eager_amd_bug.hcq -o "$tmp/enc" >/dev/null 2>"$tmp/enc.err"
-grep -q "kept as text" "$tmp/enc.err" || { echo "encode: no note for the batches kept as text"; exit 1; }
+"$qvet" encode corpus/eager_amd_bug.hcq -o "$tmp/enc" >/dev/null
+"$qvet" encode corpus/diff_seed5.hcq -o "$tmp/enc5" >/dev/null 2>"$tmp/enc.err"
+grep -q "kept as text: line 17: SDMA has no chained ordering" "$tmp/enc.err" || { echo "encode: no note for the batches kept as text"; exit 1; }
 "$qvet" check --expect "$tmp/enc/eager_amd_bug.hcq" | grep -q PASS || { echo "encode: the encoded program fails its expectations"; exit 1; }
 grep -q 'submit c0 stream amd-pm4 "eager_amd_bug_c0_1.pm4"' "$tmp/enc/eager_amd_bug.hcq" || { echo "encode: no stream submit"; exit 1; }
+grep -q 'submit x0 stream amd-sdma "eager_amd_bug_x0_1.sdma"' "$tmp/enc/eager_amd_bug.hcq" || { echo "encode: no SDMA stream submit"; exit 1; }
 sed 's/$/\r/' corpus/amd_overlap_bug.hcq >"$tmp/crlf.hcq"
 "$qvet" encode "$tmp/crlf.hcq" -o "$tmp/enc2" >/dev/null
 [ "$(grep -c $'\r$' "$tmp/enc2/crlf.hcq")" = "$(wc -l <"$tmp/enc2/crlf.hcq")" ] || { echo "encode: CRLF not kept"; exit 1; }

@@ -154,6 +154,7 @@ TEST_CASE("sdma: what is not decoded is an input error naming the dword and the 
   CHECK(has(e, "unknown SDMA op 0x99 at dword 0x4 (byte 0x10)"));
   CHECK(has(error(Words().raw({sdma::kCopy | 1u << 8, 0, 0, 0, 0, 0, 0}).bytes()), "unknown SDMA sub-op 0x1 of COPY"));
   CHECK(has(error(Words().raw({sdma::kFence | 1u << 8, 0, 0, 0}).bytes()), "unknown SDMA sub-op 0x1 of FENCE"));
+  CHECK(has(error(Words().raw({sdma::kWrite, 0x10000, 0, 0, 7}).bytes()), "WRITE (0x2, sub-op 0x0) at dword 0x0 (byte 0x0) is not decoded, and its length"));
   // Truncated: the FENCE at dword 7 has 4 dwords, only 2 remain.
   std::string cut = Words().wait(0x30000, 1).fence(0x30000, 1).bytes();
   cut.resize(cut.size() - 8);

@@ -110,6 +110,8 @@ class Decoder {
           fail(loc, what + ": a broadcast COPY_LINEAR (header bit 27) is not decoded");
         if (ignored(op))
           fail(loc, what + " is listed by --ignore-packet, but its length is not known to the SDMA decoder (SDMA headers carry no count), so it cannot be skipped");
+        if (op == sdma::kWrite || op == sdma::kAtomic || op == sdma::kPtePde || op == sdma::kGpuvmInv)
+          fail(loc, what + " is not decoded, and its length is not known to the SDMA decoder (so --ignore-packet cannot skip it)");
         if (name) fail(loc, "unknown SDMA sub-op " + format_hex(sub) + " of " + name + " (" + format_hex(op) + ") at " + at_dword(loc) + " (decoded: " + kDecoded + ")");
         fail(loc, "unknown SDMA op " + format_hex(op) + " at " + at_dword(loc) + " (decoded: " + kDecoded + ")");
       }

@@ -91,6 +91,16 @@ std::string BindingIndex::kernel_access(const StreamBinding::Kernel& k, uint64_t
   return (reads.empty() ? "" : " reads " + reads) + (writes.empty() ? "" : " writes " + writes);
 }
 
+BindingIndex::Indirect BindingIndex::indirect(uint64_t addr, uint64_t n, const Loc& at, const std::string& what) const {
+  const StreamBinding::Region* r = region_holding(addr, n);
+  if (!r)
+    throw InputError{at, what + ": the " + std::to_string(n) + " bytes at " + format_hex(addr) + " lie in no region ('region NAME at " +
+                             format_hex(addr) + " file \"FILE\"')"};
+  uint64_t off = addr - r->addr;
+  if (off % 4) throw InputError{at, what + ": address " + format_hex(addr) + " is not dword-aligned within region " + r->name};
+  return {std::string_view(r->bytes).substr(off, n), r->file, off / 4};
+}
+
 std::string at_dword(const Loc& l) {
   return "dword " + format_hex(l.line - 1) + " (byte " + format_hex(uint64_t(l.line - 1) * 4) + ")";
 }

@@ -109,6 +109,15 @@ class BindingIndex {
   // the argument's extent or to the buffer's end. Throws InputError at `at` (message prefixed by
   // `what`) for arguments in no region or a pointer in no buffer.
   std::string kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what) const;
+  // The bytes of an indirect buffer at [addr, addr + n) and where they lie (the region's file and
+  // the dword they start at, so that Locs count from the file's start). Throws InputError at `at`
+  // when no region holds them or they are not dword-aligned in it.
+  struct Indirect {
+    std::string_view bytes;
+    uint32_t file;
+    uint64_t first_dword;
+  };
+  Indirect indirect(uint64_t addr, uint64_t n, const Loc& at, const std::string& what) const;
 
  private:
   std::map<uint64_t, const StreamBinding::Placed*> signals_, buffers_;
@@ -120,6 +129,8 @@ std::string at_dword(const Loc& l);
 // Little-endian words of a byte string.
 uint32_t dword_at(std::string_view bytes, uint64_t i);
 void append_dword(std::string& out, uint32_t v);
+inline uint32_t lo32(uint64_t v) { return uint32_t(v); }
+inline uint32_t hi32(uint64_t v) { return uint32_t(v >> 32); }
 
 const std::vector<StreamFormat>& stream_formats();
 const StreamFormat* find_stream_format(std::string_view name);

@@ -240,12 +240,8 @@ class Decoder {
     uint64_t addr = uint64_t(body[0] & ~3u) | uint64_t(body[1] & 0xffffu) << 32;
     uint64_t n = uint64_t(pm4::ib_size_dwords(body[2])) * 4;
     if (depth + 1 > kMaxIndirectDepth) fail(loc, what + ": indirect buffers nested deeper than " + std::to_string(kMaxIndirectDepth));
-    const StreamBinding::Region* r = index_.region_holding(addr, n);
-    if (!r) fail(loc, what + ": the " + std::to_string(n) + " bytes at " + format_hex(addr) + " lie in no region ('region NAME at " + format_hex(addr) + " file \"FILE\"')");
-    uint64_t off = addr - r->addr;
-    if (off % 4) fail(loc, what + ": address " + format_hex(addr) + " is not dword-aligned within region " + r->name);
-    // Locations inside the region count dwords from the region file's start.
-    walk(std::string_view(r->bytes).substr(off, n), r->file, depth + 1, off / 4);
+    BindingIndex::Indirect ib = index_.indirect(addr, n, loc, what);
+    walk(ib.bytes, ib.file, depth + 1, ib.first_dword);
   }
 
 };
@@ -271,8 +267,6 @@ class Encoder {
     append_dword(out_, pm4::header(op, uint32_t(body.size())));
     for (uint32_t v : body) append_dword(out_, v);
   }
-  static uint32_t lo(uint64_t v) { return uint32_t(v); }
-  static uint32_t hi(uint64_t v) { return uint32_t(v >> 32); }
   static uint32_t fits32(const ConcreteCommand& c, const char* field) {
     if (c.value > UINT32_MAX)
       throw CannotEncode{c.loc, std::string(field) + " carries 32 bits, and " + std::to_string(c.value) + " does not fit"};
@@ -280,7 +274,7 @@ class Encoder {
   }
   void release(uint32_t data_sel, uint64_t addr, uint32_t data) {
     pkt(pm4::kReleaseMem, {pm4::kEventCacheFlushAndInvTs | pm4::kEventIndexEndOfPipe << 8 | pm4::kReleaseCacheActions,
-                           data_sel << 29 | pm4::kReleaseIntSel, lo(addr), hi(addr), data, 0, 0});
+                           data_sel << 29 | pm4::kReleaseIntSel, lo32(addr), hi32(addr), data, 0, 0});
   }
   void flush() { pkt(pm4::kEventWrite, {pm4::kEventCsPartialFlush | pm4::kEventIndexCsPartialFlush << 8}); }
   void acquire(uint32_t gcr) { pkt(pm4::kAcquireMem, {0, 0xffffffffu, 0xffffffffu, 0, 0, 0, gcr}); }
@@ -290,7 +284,7 @@ class Encoder {
       case CmdOp::Wait: {
         uint64_t a = space_.signal_addr(c.signal);
         uint32_t info = pm4::kWrmFunctionGe | pm4::kWrmSpaceMemory << 4 | pm4::kWrmOpWait << 6;
-        pkt(pm4::kWaitRegMem, {info, lo(a), hi(a), fits32(c, "WAIT_REG_MEM's reference"), 0xffffffffu, pm4::kPollInterval});
+        pkt(pm4::kWaitRegMem, {info, lo32(a), hi32(a), fits32(c, "WAIT_REG_MEM's reference"), 0xffffffffu, pm4::kPollInterval});
         return;
       }
       case CmdOp::Signal: return release(pm4::kDataSel32Low, space_.signal_addr(c.signal), fits32(c, "RELEASE_MEM's data (select 1)"));
@@ -314,13 +308,13 @@ class Encoder {
       for (const ConcreteRange& r : *list) {
         args.push_back({list == &c.reads ? StreamBinding::Arg::Reads : StreamBinding::Arg::Writes, r.hi - r.lo});
         uint64_t p = space_.buffer_addr(r.base) + r.lo;
-        append_dword(kargs, lo(p)), append_dword(kargs, hi(p));
+        append_dword(kargs, lo32(p)), append_dword(kargs, hi32(p));
       }
     uint64_t code = space_.kernel_addr(c.kernel, args, uint64_t(1) << pm4::kCodeAddressShift) >> pm4::kCodeAddressShift;
     uint64_t karg_addr = kargs.empty() ? 0 : space_.add_region(std::move(kargs), "kargs", 16);
     acquire(pm4::kAcquireGcrDispatch);  // tinygrad invalidates caches before each dispatch; alone it decodes to nothing
-    pkt(pm4::kSetShReg, {pm4::kRegComputePgmLo, lo(code), hi(code)});
-    pkt(pm4::kSetShReg, {pm4::kRegComputeUserData0, lo(karg_addr), hi(karg_addr)});
+    pkt(pm4::kSetShReg, {pm4::kRegComputePgmLo, lo32(code), hi32(code)});
+    pkt(pm4::kSetShReg, {pm4::kRegComputeUserData0, lo32(karg_addr), hi32(karg_addr)});
     pkt(pm4::kDispatchDirect, {1, 1, 1, pm4::kDispatchInitiator});
     if (q_.ordering != Ordering::Overlap) flush();
   }

@@ -200,11 +200,8 @@ class Decoder {
     uint64_t a = uint64_t(dword_at(p, 1)) | uint64_t(dword_at(p, 2)) << 32;
     uint64_t n = uint64_t(sdma::ib_size_dwords(dword_at(p, 3))) * 4;
     if (a % sdma::kIndirectAlign) fail(loc, what + ": indirect buffer address " + format_hex(a) + " is not 32-byte aligned");
-    const StreamBinding::Region* r = index_.region_holding(a, n);
-    if (!r) fail(loc, what + ": the " + std::to_string(n) + " bytes at " + format_hex(a) + " lie in no region ('region NAME at " + format_hex(a) + " file \"FILE\"')");
-    uint64_t off = a - r->addr;
-    if (off % 4) fail(loc, what + ": address " + format_hex(a) + " is not dword-aligned within region " + r->name);
-    walk(std::string_view(r->bytes).substr(off, n), r->file, depth + 1, off / 4);
+    BindingIndex::Indirect ib = index_.indirect(a, n, loc, what);
+    walk(ib.bytes, ib.file, depth + 1, ib.first_dword);
   }
 };
 
@@ -228,8 +225,6 @@ class Encoder {
   void pkt(std::initializer_list<uint32_t> dws) {
     for (uint32_t v : dws) append_dword(out_, v);
   }
-  static uint32_t lo(uint64_t v) { return uint32_t(v); }
-  static uint32_t hi(uint64_t v) { return uint32_t(v >> 32); }
   static uint32_t fits32(const ConcreteCommand& c, const char* field) {
     if (c.value > UINT32_MAX)
       throw CannotEncode{c.loc, std::string(field) + " carries 32 bits, and " + std::to_string(c.value) + " does not fit"};
@@ -241,19 +236,19 @@ class Encoder {
     switch (c.op) {
       case CmdOp::Wait: {
         uint64_t a = space_.signal_addr(c.signal);
-        pkt({header(kPollRegmem) | kFuncGe << kFuncShift | kPollMem, lo(a), hi(a), fits32(c, "POLL_REGMEM's reference"), 0xffffffffu, kPollDw5});
+        pkt({header(kPollRegmem) | kFuncGe << kFuncShift | kPollMem, lo32(a), hi32(a), fits32(c, "POLL_REGMEM's reference"), 0xffffffffu, kPollDw5});
         return;
       }
       case CmdOp::Signal: {
         uint64_t a = space_.signal_addr(c.signal);
-        pkt({header(kFence) | kFenceMtypeUc, lo(a), hi(a), fits32(c, "FENCE's data")});
+        pkt({header(kFence) | kFenceMtypeUc, lo32(a), hi32(a), fits32(c, "FENCE's data")});
         pkt({header(kTrap), 0});  // the interrupt that wakes the host, as tinygrad's signal on an AM device
         return;
       }
       case CmdOp::Timestamp: {
         uint64_t a = space_.signal_addr(c.signal) + 8;
         if (a % 8) throw CannotEncode{c.loc, "TIMESTAMP writes to an 8-byte aligned address, and the signal's timestamp slot is at " + format_hex(a)};
-        pkt({header(kTimestamp, kSubTimestampGetGlobal), lo(a), hi(a)});
+        pkt({header(kTimestamp, kSubTimestampGetGlobal), lo32(a), hi32(a)});
         return;
       }
       case CmdOp::Copy: return copy(c);
@@ -273,7 +268,7 @@ class Encoder {
       throw CannotEncode{c.loc, "COPY_LINEAR carries at most 2^30 bytes (its count field holds bytes - 1 in bits 29:0), and this copy is " +
                                     std::to_string(n) + " bytes; tinygrad splits it into several packets, which decode as several copies"};
     uint64_t src = space_.buffer_addr(c.reads[0].base) + c.reads[0].lo, dst = space_.buffer_addr(c.writes[0].base) + c.writes[0].lo;
-    pkt({sdma::header(sdma::kCopy, sdma::kSubCopyLinear), uint32_t(n - 1), 0, lo(src), hi(src), lo(dst), hi(dst)});
+    pkt({sdma::header(sdma::kCopy, sdma::kSubCopyLinear), uint32_t(n - 1), 0, lo32(src), hi32(src), lo32(dst), hi32(dst)});
   }
 };
 

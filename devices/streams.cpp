@@ -3,12 +3,14 @@
 #include "core/expr.h"
 #include "core/input_error.h"
 #include "devices/amd/pm4.h"
+#include "devices/nv/pushbuffer.h"
 
 namespace qvet {
 
 const std::vector<StreamFormat>& stream_formats() {
   static const std::vector<StreamFormat> formats = {
       {"amd-pm4", Arch::Amd, 1 << unsigned(EngineKind::Compute), "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
+      {"nv", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decode_nv, nv::encode_nv},
   };
   return formats;
 }

@@ -7,7 +7,9 @@
 #                  the malformed JSON tests, with a dictionary of the format's keys;
 #   pm4:           any bytes as an AMD PM4 stream (fuzz/fuzz_pm4.cpp), seeded with the encoded
 #                  corpus's streams and the malformed ones.
-# Usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4]
+#   nv:            any bytes as an NVIDIA pushbuffer (fuzz/fuzz_nv.cpp), the input also a region holding
+#                  QMDs, seeded with the encoded corpus's pushbuffers and regions and the malformed ones.
+# Usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4|nv]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
@@ -16,7 +18,8 @@ case $kind in
   hcq) target=qvet_fuzz_parser extra=() ;;
   json) target=qvet_fuzz_json extra=(-dict=fuzz/json.dict) ;;
   pm4) target=qvet_fuzz_pm4 extra=() ;;
-  *) echo "usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4]" >&2; exit 2 ;;
+  nv) target=qvet_fuzz_nv extra=() ;;
+  *) echo "usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4|nv]" >&2; exit 2 ;;
 esac
 QVET_FUZZ=1 scripts/setup.sh
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQVET_FUZZ=ON \
@@ -25,6 +28,7 @@ cmake --build build-fuzz -j"$(nproc)" --target "$target" qvet
 seeds=fuzz/corpus-run
 [ "$kind" = json ] && seeds=fuzz/corpus-json
 [ "$kind" = pm4 ] && seeds=fuzz/corpus-pm4
+[ "$kind" = nv ] && seeds=fuzz/corpus-nv
 mkdir -p "$seeds" fuzz/crashes
 if [ "$kind" = json ]; then
   for f in corpus/*.hcq examples/*.hcq; do
@@ -34,6 +38,8 @@ if [ "$kind" = json ]; then
   cp -n tests/malformed/*.json "$seeds"/ 2>/dev/null || true
 elif [ "$kind" = pm4 ]; then
   cp -n corpus/encoded/*.pm4 corpus/encoded/*.bin tests/malformed/*.pm4 "$seeds"/ 2>/dev/null || true
+elif [ "$kind" = nv ]; then
+  cp -n corpus/encoded/*.nv corpus/encoded/nv_*.bin tests/malformed/*.nv tests/malformed/nv_*.bin "$seeds"/ 2>/dev/null || true
 else
   cp -n corpus/*.hcq tests/malformed/*.hcq examples/*.hcq "$seeds"/ 2>/dev/null || true
 fi

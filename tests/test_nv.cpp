@@ -248,6 +248,9 @@ TEST_CASE("nv: what is not decoded is an input error at its dword, naming offset
   StreamOptions o;
   o.ignored = {0x200};
   CHECK(nvm::decode_nv(binding(), u.bytes(), 1, o).cmds.empty());
+  Push both;
+  both.compute().copyclass();
+  CHECK(error(binding(), both.bytes()).message.find("a channel runs one engine") != std::string::npos);
   Push noobj;
   noobj.launch(0x40200);
   CHECK(error(binding(), noobj.bytes()).message.find("no SET_OBJECT") != std::string::npos);

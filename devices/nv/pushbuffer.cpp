@@ -218,14 +218,18 @@ class Decoder {
 
   // ---- host methods ----
   void host(uint32_t subc, uint32_t m, uint32_t v, const Loc& l) {
-    std::string w = what(host_name(m), m, l);
+    auto w = [&] { return what(host_name(m), m, l); };  // built only for a message
     switch (m) {
       case kSetObject: {
         uint32_t cls = v & 0xffffu;
-        if (v >> 16) fail(l, w + ": engine field " + format_hex(v >> 16) + " is not decoded (only 0)");
+        if (v >> 16) fail(l, w() + ": engine field " + format_hex(v >> 16) + " is not decoded (only 0)");
         if (!is_compute_class(cls) && !is_copy_class(cls))
-          fail(l, w + ": class " + format_hex(cls) +
+          fail(l, w() + ": class " + format_hex(cls) +
                       " is not decoded (compute: AMPERE_COMPUTE_A/B 0xc6c0/0xc7c0, ADA_COMPUTE_A 0xc9c0, HOPPER_COMPUTE_A 0xcbc0; copy: 0xc6b5, 0xc7b5, 0xc8b5)");
+        // A channel feeds one engine: a stream binds compute classes or copy classes, not both.
+        for (uint32_t c : class_)
+          if (c && is_compute_class(c) != is_compute_class(cls))
+            fail(l, w() + ": class " + format_hex(cls) + " after " + format_hex(c) + " on this stream: a channel runs one engine (compute or copy)");
         class_[subc] = cls;
         return;
       }
@@ -235,9 +239,9 @@ class Decoder {
       case kSemAddrHi: return sem_hi_.write(v);
       case kSemPayloadLo: return pay_lo_.write(v);
       case kSemPayloadHi: return pay_hi_.write(v);
-      case kSemExecute: return sem_execute(v, l, w);
+      case kSemExecute: return sem_execute(v, l, w());
       case kWfi:
-        if (v & ~kWfiScopeAll) fail(l, w + ": data " + format_hex(v) + " is not decoded (SCOPE, bit 0, only)");
+        if (v & ~kWfiScopeAll) fail(l, w() + ": data " + format_hex(v) + " is not decoded (SCOPE, bit 0, only)");
         breaks_chain();
         emit(l, "barrier");
         return;
@@ -294,15 +298,15 @@ class Decoder {
 
   // ---- compute-class methods ----
   void compute(uint32_t cls, uint32_t m, uint32_t v, const Loc& l) {
-    std::string w = what(compute_name(m), m, l);
+    auto w = [&] { return what(compute_name(m), m, l); };  // built only for a message
     switch (m) {
       case kSendPcasA: return pcas_a_.write(v);
       case kSendSignalingPcas2B: {
         uint32_t action = v & 0xfu;
-        if (v >> 4) fail(l, w + ": data " + format_hex(v) + " has bits above PCAS_ACTION (3:0)");
+        if (v >> 4) fail(l, w() + ": data " + format_hex(v) + " has bits above PCAS_ACTION (3:0)");
         if (action != kPcasSchedule && action != kPcasInvalidateCopySchedule && action != kPcasPrefetchSchedule)
-          fail(l, w + ": PCAS_ACTION " + std::to_string(action) + " is not decoded (SCHEDULE 2, INVALIDATE_COPY_SCHEDULE 3, PREFETCH_SCHEDULE 9)");
-        return launch(cls, l, w);
+          fail(l, w() + ": PCAS_ACTION " + std::to_string(action) + " is not decoded (SCHEDULE 2, INVALIDATE_COPY_SCHEDULE 3, PREFETCH_SCHEDULE 9)");
+        return launch(cls, l, w());
       }
       case kInvalidateShaderCachesNoWfi:
         // tinygrad's memory_barrier; it waits for nothing (NO_WFI) and breaks the chain.
@@ -414,9 +418,9 @@ class Decoder {
 
   // ---- copy-class methods ----
   void copy(uint32_t m, uint32_t v, const Loc& l) {
-    std::string w = what(copy_name(m), m, l);
+    auto w = [&] { return what(copy_name(m), m, l); };  // built only for a message
     auto upper = [&](Reg& r) {
-      if (v >> 17) fail(l, w + ": " + format_hex(v) + " has bits above 16:0 (the address is 49 bits)");
+      if (v >> 17) fail(l, w() + ": " + format_hex(v) + " has bits above 16:0 (the address is 49 bits)");
       r.write(v);
     };
     switch (m) {
@@ -429,7 +433,7 @@ class Decoder {
       case kOffsetOutLower: return out_lo_.write(v);
       case kLineLengthIn: return len_.write(v);
       case kPitchIn: case kPitchOut: case kLineCount: return;  // read only by multi-line transfers, which are refused
-      case kLaunchDma: return launch_dma(v, l, w);
+      case kLaunchDma: return launch_dma(v, l, w());
       default:
         fail(l, "unknown copy method " + format_hex(m) + " at " + at_dword(l) +
                     " (decoded: SET_SEMAPHORE_A/B/PAYLOAD, LAUNCH_DMA, OFFSET_IN/OUT_UPPER/LOWER, PITCH_IN/OUT, LINE_LENGTH_IN, LINE_COUNT)");

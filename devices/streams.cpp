@@ -11,6 +11,7 @@ const std::vector<StreamFormat>& stream_formats() {
   static const std::vector<StreamFormat> formats = {
       {"amd-pm4", Arch::Amd, 1 << unsigned(EngineKind::Compute), "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
       {"nv", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decode_nv, nv::encode_nv},
+      {"nv-gpfifo", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decode_nv_gpfifo, nv::encode_nv_gpfifo},
   };
   return formats;
 }

@@ -7,8 +7,9 @@
 #                  the malformed JSON tests, with a dictionary of the format's keys;
 #   pm4:           any bytes as an AMD PM4 stream (fuzz/fuzz_pm4.cpp), seeded with the encoded
 #                  corpus's streams and the malformed ones.
-#   nv:            any bytes as an NVIDIA pushbuffer (fuzz/fuzz_nv.cpp), the input also a region holding
-#                  QMDs, seeded with the encoded corpus's pushbuffers and regions and the malformed ones.
+#   nv:            any bytes as an NVIDIA pushbuffer and as a GPFIFO (fuzz/fuzz_nv.cpp), the input also a
+#                  region holding QMDs and segments, seeded with the encoded corpus's pushbuffers, GPFIFOs
+#                  and regions and the malformed ones.
 # Usage: scripts/fuzz.sh [SECONDS] [hcq|json|pm4|nv]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,7 @@ if [ "$kind" = json ]; then
 elif [ "$kind" = pm4 ]; then
   cp -n corpus/encoded/*.pm4 corpus/encoded/*.bin tests/malformed/*.pm4 "$seeds"/ 2>/dev/null || true
 elif [ "$kind" = nv ]; then
-  cp -n corpus/encoded/*.nv corpus/encoded/nv_*.bin tests/malformed/*.nv tests/malformed/nv_*.bin "$seeds"/ 2>/dev/null || true
+  cp -n corpus/encoded/*.nv corpus/encoded/*.gpfifo corpus/encoded/nv_*.bin tests/malformed/*.nv tests/malformed/nv_*.bin "$seeds"/ 2>/dev/null || true
 else
   cp -n corpus/*.hcq tests/malformed/*.hcq examples/*.hcq "$seeds"/ 2>/dev/null || true
 fi

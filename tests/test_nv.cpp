@@ -413,3 +413,43 @@ TEST_CASE("nv: encode -> decode gives the commands back (chained compute, V03 an
   CHECK_THROWS_AS(nvm::encode_nv({cmd(CmdOp::Signal, 0, uint64_t(1) << 32)}, cq, sp), CannotEncode);
   CHECK_THROWS_AS(nvm::encode_nv({cmd(CmdOp::MemoryBarrier)}, cq, sp), CannotEncode);
 }
+
+TEST_CASE("nv-gpfifo: entries name pushbuffer segments decoded in order with one channel state; encode -> decode") {
+  Qmd q;
+  q.prog(kK).cb0(kMem).release(0, kTl, 1);
+  StreamBinding b = binding({{0x40200, q.b}});
+  Push seg1, seg2;
+  seg1.compute().wait(kS1, 0);
+  seg2.launch(0x40200);  // the class bound by the first segment still holds
+  std::string pb = std::string(8, '\0') + seg1.bytes() + seg2.bytes();
+  b.regions.push_back({0x50000, "pb", pb, 9, {}});
+  auto entry = [](uint64_t addr, uint32_t len) {
+    return std::vector<uint32_t>{uint32_t(addr) & ~3u, uint32_t(addr >> 32) | nvm::kGpLevelSubroutine | len << 10};
+  };
+  std::vector<uint32_t> ring = entry(0x50008, uint32_t(seg1.w.size()));
+  ring.push_back(0), ring.push_back(0);  // a NOP control entry
+  for (uint32_t x : entry(0x50008 + 4 * seg1.w.size(), uint32_t(seg2.w.size()))) ring.push_back(x);
+  StreamResult r = nvm::decode_nv_gpfifo(b, le(ring), 1);
+  CHECK(texts(r) == std::vector<std::string>{"wait s1 >= 0", kExec, "signal tl = 1"});
+  CHECK(r.cmds[0].loc == Loc{9, 2 + 8, 0});  // SEM_EXECUTE: dword 8 of the segment, 2 dwords into the region
+  CHECK(r.cmds[1].loc == Loc{9, 2 + 8 + 4, 0});  // PCAS2_B, the second segment's fourth dword
+  // Control opcodes, conditional fetches, segments in no region, a torn entry: errors at the entry.
+  std::vector<std::vector<uint32_t>> bad = {{0, 1}, {0x50009, 1u << 10}, {0x90000, 4u << 10}};
+  for (auto& e : bad) {
+    try {
+      nvm::decode_nv_gpfifo(b, le(e), 1);
+      FAIL("no error");
+    } catch (const InputError& ge) {
+      CHECK(ge.loc == Loc{1, 1, 0});
+      CHECK(ge.message.find("GPFIFO entry 0") != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(nvm::decode_nv_gpfifo(b, le(ring) + "abcd", 1), InputError);
+  // The encoder: one entry naming the pushbuffer in a region.
+  TestSpace space;
+  std::vector<ConcreteCommand> cmds = {cmd(CmdOp::Wait, 0, 1), exec("k", {{0, 0, 0x10}}, {{1, 0, 0x10}}), cmd(CmdOp::Signal, 0, 2)};
+  std::string g = nvm::encode_nv_gpfifo(cmds, EncodeQueue{Arch::Nv, EngineKind::Compute, Ordering::Chained}, space);
+  CHECK(g.size() == 8);
+  CHECK(texts(nvm::decode_nv_gpfifo(space.binding(), g, 1)) ==
+        std::vector<std::string>{"wait s0 >= 1", "exec k reads b0[0x0:0x10] writes b1[0x0:0x10]", "signal s0 = 2"});
+}

@@ -133,6 +133,12 @@ class Push:
         return struct.pack("<%dI" % len(self.dw), *self.dw)
 
 
+def gp_entry(addr, ndw):
+    """A GPFIFO entry as tinygrad's _submit_to_gpfifo writes it: the segment's address (dword
+    aligned, 40 bits), LEVEL subroutine (bit 41), LENGTH in dwords from bit 42 (cl906f.h, GP_ENTRY*)."""
+    return struct.pack("<Q", (addr // 4 << 2) | (ndw << 42) | (1 << 41))
+
+
 def write(dirname, name, data):
     with open(os.path.join(dirname, name), "wb") as f: f.write(data)
 
@@ -202,6 +208,26 @@ def corpus():
 tinygrad's eager pattern on nv as a pushbuffer (devices/nv, docs/encoded.md): SET_OBJECT, then a host
 SEM acquire, SEND_PCAS_A + SEND_SIGNALING_PCAS2_B of a QMD whose release 0 is the timeline's signal,
 twice; the second kernel waits for the first's release: clean.""", "clean", "write hin\nSUBMIT\nwait tl >= 2\nread b\n")
+
+    # 1b. The same batches reached through a GPFIFO: two entries, one per submitted segment, both in
+    #     one region; the class the first segment binds holds for the second (one channel).
+    seg1, seg2 = Push(), Push()
+    seg1.setup_compute()
+    seg1.wait(TL, 0)
+    seg1.launch(Q[0])
+    seg2.wait(TL, 1)
+    seg2.launch(Q[1])
+    n = "nv_gpfifo_fixed"
+    PB = 0x3800_0000
+    write(HERE, n + "_pb.bin", seg1.bytes() + seg2.bytes())
+    write(HERE, n + ".gpfifo", gp_entry(PB, len(seg1.dw)) + gp_entry(PB + 4 * len(seg1.dw), len(seg2.dw)))
+    write(HERE, n + "_mem.bin", memory({Q[0]: qmd(K_FILL, CB_FILL, [(TL, 1)]), Q[1]: qmd(K_STEP, CB_STEP, [(TL, 2)])}))
+    program(n, """
+The eager pattern of nv_eager_fixed submitted as tinygrad does: GPFIFO entries (format nv-gpfifo),
+each naming a pushbuffer segment in a region; the decoded commands are located in the segments'
+file: clean.""", "clean",
+            HEAD + region(n) + 'region pb at 0x38000000 file "%s_pb.bin"\nqueue c0 on gpu0 compute\n\n'
+            'write hin\nsubmit c0 stream nv-gpfifo "%s.gpfifo"\nwait tl >= 2\nread b\n' % (n, n))
 
     # 2. Back to back: the second launch neither chained nor behind a wait for idle overlaps the first
     #    (the queue is decoded as overlap); the twin chains the QMDs (DEPENDENT_QMD0).
@@ -317,6 +343,11 @@ def malformed():
     # ... and a queue declared chained cannot become overlap.
     s = Push(); s.setup_compute(); s.launch(Q[0]); s.launch(Q[1])
     case("nv_overlap_declared", s.bytes(), "nv_overlap_declared.nv:%d" % len(s.dw), queue="queue c0 on gpu0 compute ordering chained\n", mem=plain)
+    # A GPFIFO entry whose segment lies in no region: the error is at the entry.
+    write(MALFORMED, "nv_gpfifo_no_region.gpfifo", gp_entry(0x3800_0000, 4))
+    with open(os.path.join(MALFORMED, "nv_gpfifo_no_region.hcq"), "w") as f:
+        f.write("# error-at: nv_gpfifo_no_region.gpfifo:1\n" + HEAD + "queue c0 on gpu0 compute\n"
+                'submit c0 stream nv-gpfifo "nv_gpfifo_no_region.gpfifo"\n')
     s = Push(); s.setup_copy(); s.copy(HOUT, B, 0x100, launch=PIPELINED | SRC_PITCH | DST_PITCH)
     case("nv_pipelined_copy", s.bytes(), "nv_pipelined_copy.nv:%d" % len(s.dw), queue="queue c0 on gpu0 copy\n")
 

@@ -39,6 +39,15 @@ constexpr uint32_t kMaxMethod = 0xfffu << 2;
 constexpr uint32_t header(SecOp op, uint32_t subc, uint32_t method, uint32_t count) {
   return uint32_t(op) << 29 | (count & 0x1fffu) << 16 | (subc & 7u) << 13 | ((method >> 2) & 0xfffu);
 }
+// A GPFIFO entry (two dwords): entry0 FETCH 0 (1: conditional), NO_CONTEXT_SWITCH 1, GET 31:2 (the
+// segment's address bits 31:2); entry1 GET_HI 7:0 (bits 39:32), PRIV 8, LEVEL 9 (1: subroutine),
+// LENGTH 30:10 (dwords; 0: a control entry whose OPCODE is 7:0), SYNC 31. tinygrad writes
+// `addr | len << 42 | 1 << 41`.
+constexpr uint32_t kGpFetchConditional = 1u, kGpLevelSubroutine = 1u << 9, kGpOpcodeNop = 0;
+constexpr uint64_t kGpMaxLength = (1u << 21) - 1;
+inline uint64_t gp_address(uint32_t e0, uint32_t e1) { return uint64_t(e1 & 0xffu) << 32 | (e0 & ~3u); }
+inline uint32_t gp_length(uint32_t e1) { return (e1 >> 10) & 0x1fffffu; }
+inline uint32_t gp_opcode(uint32_t e1) { return e1 & 0xffu; }
 // tinygrad's subchannels: host methods on 0, the compute object on 1, the copy object on 4.
 constexpr uint32_t kSubcHost = 0, kSubcCompute = 1, kSubcCopy = 4;
 

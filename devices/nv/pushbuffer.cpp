@@ -96,6 +96,39 @@ class Decoder {
 
   StreamResult run(std::string_view bytes, uint32_t file) {
     walk(bytes, file);
+    return finish();
+  }
+
+  // A GPFIFO: 8-byte entries, each naming a pushbuffer segment in a region, decoded in order
+  // through one channel state (classes, semaphore registers, chaining carry across segments).
+  StreamResult run_gpfifo(std::string_view bytes, uint32_t file) {
+    uint64_t n = bytes.size() / 8;
+    if (n * 2 + 1 > UINT32_MAX) throw InputError{{file, 0, 0}, "GPFIFO longer than 2^31 entries (an implementation limit)", true};
+    if (bytes.size() % 8)
+      fail({file, uint32_t(n * 2 + 1), 0}, "GPFIFO of " + std::to_string(bytes.size()) + " bytes ends inside an entry (entries are 8 bytes)");
+    for (uint64_t e = 0; e < n; ++e) {
+      Loc el{file, uint32_t(2 * e + 1), 0};
+      uint32_t lo = dword_at(bytes, 2 * e), hi = dword_at(bytes, 2 * e + 1);
+      count_dwords(2, el);
+      std::string w = "GPFIFO entry " + std::to_string(e) + " (" + format_hex(uint64_t(hi) << 32 | lo) + ") at " + at_dword(el);
+      uint64_t len = gp_length(hi);
+      if (len == 0) {  // a control entry
+        if (gp_opcode(hi) != kGpOpcodeNop) fail(el, w + ": control opcode " + std::to_string(gp_opcode(hi)) + " is not decoded (only NOP, 0)");
+        continue;
+      }
+      if (lo & kGpFetchConditional) fail(el, w + ": a conditional fetch (FETCH, bit 0) is not decoded");
+      uint64_t addr = gp_address(lo, hi), bytes_n = len * 4;
+      const StreamBinding::Region* r = index_.region_holding(addr, bytes_n);
+      if (!r) fail(el, w + ": the " + std::to_string(bytes_n) + " bytes of its segment at " + format_hex(addr) + " lie in no region ('region NAME at " + format_hex(addr) + " file \"FILE\"')");
+      uint64_t off = addr - r->addr;
+      if (off % 4) fail(el, w + ": the segment at " + format_hex(addr) + " is not dword-aligned within region " + r->name);
+      walk(std::string_view(r->bytes).substr(off, bytes_n), r->file, off / 4);
+    }
+    return finish();
+  }
+
+ private:
+  StreamResult finish() {
     StreamResult r;
     r.overlap = overlap_;
     r.unflushed = overlap_at_;
@@ -108,7 +141,6 @@ class Decoder {
     return r;
   }
 
- private:
   const StreamOptions& opt_;
   BindingIndex index_;
   std::vector<DecodedCommand> cmds_;
@@ -143,15 +175,17 @@ class Decoder {
   // A command that is neither a signal nor an exec breaks the chain (semantics.md).
   void breaks_chain() { after_exec_ = false; }
 
-  void walk(std::string_view bytes, uint32_t file) {
+  // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's start).
+  void walk(std::string_view bytes, uint32_t file, uint64_t base = 0) {
     uint64_t n = bytes.size() / 4;
-    if (n + 1 > UINT32_MAX) throw InputError{{file, 0, 0}, "stream longer than 2^32 dwords (an implementation limit)", true};
+    if (base + n + 1 > UINT32_MAX) throw InputError{{file, 0, 0}, "stream longer than 2^32 dwords (an implementation limit)", true};
     if (bytes.size() % 4)
-      fail({file, uint32_t(n + 1), 0}, "stream of " + std::to_string(bytes.size()) +
+      fail({file, uint32_t(base + n + 1), 0}, "stream of " + std::to_string(bytes.size()) +
                                            " bytes ends inside a dword (a pushbuffer is whole little-endian dwords)");
+    auto at = [&](uint64_t k) { return Loc{file, uint32_t(base + k + 1), 0}; };
     uint64_t i = 0;
     while (i < n) {
-      Loc hl{file, uint32_t(i + 1), 0};
+      Loc hl = at(i);
       uint32_t h = dword_at(bytes, i);
       count_dwords(1, hl);
       if (h == 0) {  // the NOP dword
@@ -173,7 +207,7 @@ class Decoder {
           count_dwords(cnt, hl);
           for (uint32_t k = 0; k < cnt; ++k) {
             uint32_t mk = op == kIncMethod ? m + 4 * k : op == kOneInc && k > 0 ? m + 4 : m;
-            write(subc, mk, dword_at(bytes, i + 1 + k), {file, uint32_t(i + 2 + k), 0});
+            write(subc, mk, dword_at(bytes, i + 1 + k), at(i + 1 + k));
           }
           i += 1 + cnt;
           break;
@@ -185,7 +219,7 @@ class Decoder {
         case kEndPbSegment:
           if (i + 1 != n)
             fail(hl, "END_PB_SEGMENT (" + hdr + ") is followed by " + std::to_string(n - i - 1) +
-                         " dwords the hardware never fetches: only a stream's last dword may end its segment");
+                         " dwords the hardware never fetches: only a segment's last dword may end it");
           ++i;
           break;
         case kGrp0UseTert:
@@ -644,6 +678,23 @@ class Encoder {
 
 StreamResult decode_nv(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
   return Decoder(b, opt).run(bytes, file);
+}
+
+StreamResult decode_nv_gpfifo(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
+  return Decoder(b, opt).run_gpfifo(bytes, file);
+}
+
+std::string encode_nv_gpfifo(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space) {
+  std::string pb = encode_nv(cmds, q, space);
+  uint64_t len = pb.size() / 4;
+  Loc first = cmds.empty() ? Loc{} : cmds[0].loc;
+  if (len > kGpMaxLength) throw CannotEncode{first, "the pushbuffer's " + std::to_string(len) + " dwords exceed one GPFIFO entry's LENGTH (21 bits)"};
+  uint64_t addr = space.add_region(std::move(pb), "pushbuf", 256);
+  if (addr >> 40) throw CannotEncode{first, "the pushbuffer's address " + format_hex(addr) + " exceeds a GPFIFO entry's 40 bits"};
+  std::string out;
+  append_dword(out, uint32_t(addr) & ~3u);
+  append_dword(out, uint32_t(addr >> 32) | kGpLevelSubroutine | uint32_t(len) << 10);
+  return out;
 }
 
 std::string encode_nv_for(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space, const NvTarget& t) {

@@ -26,6 +26,10 @@ namespace qvet::nv {
 // mode cannot say); `unflushed` is that launch.
 StreamResult decode_nv(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt = {});
 
+// The GPFIFO format `nv-gpfifo`: 8-byte entries, each naming a pushbuffer segment (a region) that is
+// decoded as decode_nv does, one channel state across segments; located in the segments' files.
+StreamResult decode_nv_gpfifo(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt = {});
+
 // What an encoding targets: the compute class and QMD layout (3: V03_00, 4: V04_00, Hopper only),
 // the copy class.
 struct NvTarget {
@@ -40,6 +44,8 @@ struct NvTarget {
 // memory_barrier, a host WFI for a barrier; LAUNCH_DMA for copies and copy-engine semaphores for
 // signals on a copy queue. Throws CannotEncode for what the format cannot carry.
 std::string encode_nv(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space);
+// encode_nv's pushbuffer in a new region, and one GPFIFO entry (LEVEL subroutine, as tinygrad) naming it.
+std::string encode_nv_gpfifo(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space);
 std::string encode_nv_for(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space, const NvTarget& t);
 
 }  // namespace qvet::nv

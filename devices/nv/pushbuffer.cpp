@@ -193,17 +193,17 @@ class Decoder {
         continue;
       }
       uint32_t op = sec_op(h), cnt = count(h), subc = subchannel(h), m = method(h);
-      std::string hdr = "method header " + format_hex(h) + " at " + at_dword(hl);
+      auto hdr = [&] { return "method header " + format_hex(h) + " at " + at_dword(hl); };  // built only for a message
       switch (op) {
         case kIncMethod:
         case kNonIncMethod:
         case kOneInc: {
           if (i + 1 + cnt > n)
-            fail(hl, "truncated packet: " + hdr + " has " + std::to_string(cnt) + " data dwords, but only " + std::to_string(n - i - 1) +
+            fail(hl, "truncated packet: " + hdr() + " has " + std::to_string(cnt) + " data dwords, but only " + std::to_string(n - i - 1) +
                          " follow before the end of the stream");
           uint64_t last = op == kIncMethod ? m + 4ull * (cnt ? cnt - 1 : 0) : op == kOneInc && cnt > 1 ? m + 4ull : m;
           if (last > kMaxMethod)
-            fail(hl, "wrong count: " + hdr + " increments past the last method (" + format_hex(kMaxMethod) + ") with " + std::to_string(cnt) + " data dwords");
+            fail(hl, "wrong count: " + hdr() + " increments past the last method (" + format_hex(kMaxMethod) + ") with " + std::to_string(cnt) + " data dwords");
           count_dwords(cnt, hl);
           for (uint32_t k = 0; k < cnt; ++k) {
             uint32_t mk = op == kIncMethod ? m + 4 * k : op == kOneInc && k > 0 ? m + 4 : m;
@@ -218,19 +218,19 @@ class Decoder {
           break;
         case kEndPbSegment:
           if (i + 1 != n)
-            fail(hl, "END_PB_SEGMENT (" + hdr + ") is followed by " + std::to_string(n - i - 1) +
+            fail(hl, "END_PB_SEGMENT (" + hdr() + ") is followed by " + std::to_string(n - i - 1) +
                          " dwords the hardware never fetches: only a segment's last dword may end it");
           ++i;
           break;
         case kGrp0UseTert:
           if (tert_op(h) == 0)
-            fail(hl, "bad header: " + hdr + " is the pre-Fermi incrementing format (SEC_OP 0, TERT_OP 0), which is not decoded");
-          fail(hl, "bad header: " + hdr + " sets, stores or uses a sub-device mask (SEC_OP 0, TERT_OP " + std::to_string(tert_op(h)) +
+            fail(hl, "bad header: " + hdr() + " is the pre-Fermi incrementing format (SEC_OP 0, TERT_OP 0), which is not decoded");
+          fail(hl, "bad header: " + hdr() + " sets, stores or uses a sub-device mask (SEC_OP 0, TERT_OP " + std::to_string(tert_op(h)) +
                        "): multi-GPU masks are not decoded");
         case kGrp2UseTert:
-          fail(hl, "bad header: " + hdr + " is the pre-Fermi non-incrementing format (SEC_OP 2), which is not decoded");
+          fail(hl, "bad header: " + hdr() + " is the pre-Fermi non-incrementing format (SEC_OP 2), which is not decoded");
         default:
-          fail(hl, "bad header: " + hdr + " has the reserved SEC_OP 6");
+          fail(hl, "bad header: " + hdr() + " has the reserved SEC_OP 6");
       }
     }
   }

@@ -4,6 +4,7 @@
 #include "core/input_error.h"
 #include "devices/amd/pm4.h"
 #include "devices/amd/sdma.h"
+#include "devices/nv/pushbuffer.h"
 
 namespace qvet {
 
@@ -11,6 +12,8 @@ const std::vector<StreamFormat>& stream_formats() {
   static const std::vector<StreamFormat> formats = {
       {"amd-pm4", Arch::Amd, 1 << unsigned(EngineKind::Compute), "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
       {"amd-sdma", Arch::Amd, 1 << unsigned(EngineKind::Copy), "opcode", 0xff, amd::decode_sdma, amd::encode_sdma},
+      {"nv", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decode_nv, nv::encode_nv},
+      {"nv-gpfifo", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decode_nv_gpfifo, nv::encode_nv_gpfifo},
   };
   return formats;
 }

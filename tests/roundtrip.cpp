@@ -7,7 +7,8 @@
 //     kernel names aside: a kernel bound twice with different arguments is NAME_2);
 //   - the same verdict: the same findings (rule and severity, with their counts), and the
 //     encoded program's remapped `# expect:` lines match its findings.
-// Usage: qvet_roundtrip --out DIR FILE...   (exit 0 when every file round trips; one line each)
+// Usage: qvet_roundtrip --out DIR [--format FMT]... FILE...   (exit 0 when every file round trips;
+// a line for each that does not; --format as `qvet encode`'s)
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -81,13 +82,15 @@ std::string show(const std::map<std::string, int>& v) {
 }
 
 // "" when `file` round trips, else why not.
-std::string round_trip(const std::string& file, const std::string& out_dir, size_t& encoded, size_t& kept) {
+std::string round_trip(const std::string& file, const std::string& out_dir, const std::vector<std::string>& formats, size_t& encoded,
+                       size_t& kept) {
   namespace fs = std::filesystem;
   SourceSet src;
   LoadResult a = load_program(src, file);
   if (!a.program) return "does not load: " + a.error->message;
   EncodeOptions opt;
   opt.stem = fs::path(file).stem().string();
+  opt.formats = formats;
   EncodeOutput e = encode_program(*a.program, src, opt);
   encoded += e.encoded, kept += e.kept;
   fs::path dir = fs::path(out_dir) / opt.stem;
@@ -118,19 +121,20 @@ std::string round_trip(const std::string& file, const std::string& out_dir, size
 
 int main(int argc, char** argv) {
   std::string out_dir;
-  std::vector<std::string> files;
+  std::vector<std::string> files, formats;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
     if (s == "--out" && i + 1 < argc) out_dir = argv[++i];
+    else if (s == "--format" && i + 1 < argc) formats.push_back(argv[++i]);
     else files.push_back(s);
   }
-  if (out_dir.empty() || files.empty()) return std::cerr << "usage: qvet_roundtrip --out DIR FILE...\n", 2;
+  if (out_dir.empty() || files.empty()) return std::cerr << "usage: qvet_roundtrip --out DIR [--format FMT]... FILE...\n", 2;
   int failed = 0;
   size_t encoded = 0, kept = 0;
   for (const std::string& f : files) {
     std::string why;
     try {
-      why = round_trip(f, out_dir, encoded, kept);
+      why = round_trip(f, out_dir, formats, encoded, kept);
     } catch (const InputError& e) {
       why = "input error: " + e.message;
     } catch (const std::exception& e) {

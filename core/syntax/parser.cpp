@@ -226,7 +226,7 @@ class Parser {
     else if (w == "queue") parse_queue(s);
     else if (w == "param") parse_param(s);
     else if (w == "commands") parse_command_list(s);
-    else if (w == "submit") parse_submit(s);
+    else if (w == "submit") parse_submit(s, depth);
     else if (w == "wait") {
       s.kind = StmtKind::Wait;
       s.id = b_.signal(take());
@@ -332,10 +332,10 @@ class Parser {
     b_.end_list(s, std::move(body));
   }
 
-  void parse_submit(Stmt& s) {
+  void parse_submit(Stmt& s, int depth) {
     uint32_t q = b_.queue(take());
     bool earlier = !submitted_.insert(q).second;
-    if (at_word("stream") && peek(1).kind == Tok::Ident) return parse_stream_submit(s, q, earlier);
+    if (at_word("stream") && peek(1).kind == Tok::Ident) return parse_stream_submit(s, q, earlier, depth > 0);
     if (at(Tok::LBrace)) {
       s.kind = StmtKind::Submit;
       s.id = q;
@@ -391,7 +391,8 @@ class Parser {
     Loc al = peek().loc;
     uint64_t addr = address();
     if (kernel) {
-      if (addr % 256) fail(al, "a kernel's code address is a multiple of 256 (COMPUTE_PGM_LO/HI hold it >> 8)");
+      // NVIDIA program sections are 128-byte aligned (PM4's COMPUTE_PGM_LO/HI reach multiples of 256).
+      if (addr % 128) fail(al, "a kernel's code address is a multiple of 128");
       if (!kernel_names_.insert(name).second) fail(nt.loc, "kernel '" + name + "' is already bound");
       if (!kernel_at_.emplace(addr, name).second) fail(al, "kernel '" + kernel_at_[addr] + "' is already at " + format_hex(addr));
       StreamBinding::Kernel k{addr, name, {}, nt.loc};
@@ -461,7 +462,9 @@ class Parser {
 
   // `submit Q stream FORMAT "FILE"`: the stream decoded into Q's commands, each read through the
   // builder as the line of a `submit` block would be, located at its packet's dword.
-  void parse_stream_submit(Stmt& s, uint32_t q, bool earlier) {
+  // `earlier`: the queue's batches submitted before this statement in the text; `in_loop`: this
+  // statement repeats, so its own previous iteration comes before it too.
+  void parse_stream_submit(Stmt& s, uint32_t q, bool earlier, bool in_loop) {
     take();  // stream
     const Token& f1 = take();
     std::string fmt(f1.text);
@@ -497,6 +500,26 @@ class Parser {
         fail(r.unflushed, why + ", but earlier batches of queue '" + queue.name + "' were read as serial: declare it 'ordering overlap'");
       b_.program().queues[q].ordering = Ordering::Overlap;
     }
+    // NVIDIA compute in `chained` mode: a launch chains only to a QMD of its own stream (the
+    // dependent-QMD fields), so a stream whose first launch comes before any wait, barrier,
+    // memory_barrier or copy would be chained by the model to the previous batch's last exec,
+    // which the hardware does not do; and a queue declared serial orders more than the launches do.
+    const Device& dev = b_.program().devices[queue.device];
+    bool nv_compute = dev.arch == Arch::Nv && queue.engine == EngineKind::Compute;
+    if (nv_compute && queue.ordering == Ordering::Serial)
+      fail(fl, "an " + fmt + " stream's launches run chained or overlapped, not serial, and queue '" + queue.name +
+                   "' is declared 'ordering serial'");
+    bool chained = nv_compute && !r.overlap && (queue.ordering == Ordering::Default || queue.ordering == Ordering::Chained);
+    if (chained && (earlier || in_loop))
+      for (const DecodedCommand& c : r.cmds) {
+        std::string_view op = std::string_view(c.text).substr(0, c.text.find(' '));
+        if (op == "signal" || op == "timestamp") continue;
+        if (op == "exec")
+          fail(c.loc, "this launch starts a new submission to queue '" + queue.name +
+                          "', so it is not chained to the queue's previous launch (the chained model would order it after it): begin the "
+                          "stream with a wait, as tinygrad does, or declare the queue 'ordering overlap'");
+        break;
+      }
     s.kind = StmtKind::Submit;
     s.id = q;
     s.cmds.reserve(r.cmds.size());

@@ -114,7 +114,7 @@ TEST_CASE("pm4: INDIRECT_BUFFER decodes a region in place, located in the region
   bad.pkt(pm4::kIndirectBuffer, {0x50008, 0, 1000});
   CHECK_THROWS_AS(amd::decode_pm4(b, bad.bytes(), 1), InputError);
   Words self;
-  self.pkt(pm4::kIndirectBuffer, {0x60000, 0, 4});
+  self.pkt(pm4::kIndirectBuffer, {0x60000, 0, 4u | (1u << 23)});
   b.regions.push_back({0x60000, "self", self.bytes(), 10, {}});
   try {
     amd::decode_pm4(b, self.bytes(), 1);
@@ -251,4 +251,38 @@ TEST_CASE("pm4: the encoder writes what the decoder reads, serial and overlap") 
                   CannotEncode);
   CHECK_THROWS_AS(amd::encode_pm4({cmd(CmdOp::Copy)}, {Arch::Amd, EngineKind::Compute, Ordering::Serial}, space), CannotEncode);
   CHECK_THROWS_AS(amd::encode_pm4({e}, {Arch::Amd, EngineKind::Compute, Ordering::Chained}, space), CannotEncode);
+}
+
+TEST_CASE("pm4: what would order or access more than the model is told is refused or left out") {
+  auto error = [](const Words& s) -> std::string {
+    try {
+      amd::decode_pm4(binding(), s.bytes(), 1);
+    } catch (const InputError& e) {
+      return e.message;
+    }
+    return "";
+  };
+  Words pred;
+  pred.w.push_back(pm4::header(pm4::kNop, 1) | 1u);  // PREDICATE
+  pred.w.push_back(0);
+  CHECK(error(pred).find("predicated") != std::string::npos);
+  Words chain;
+  chain.pkt(pm4::kIndirectBuffer, {0x40000, 0, 2u | (1u << 20) | (1u << 23)});
+  CHECK(error(chain).find("CHAIN") != std::string::npos);
+  Words user;  // the argument pointer written from USER_DATA_0 - 2: not what the decoder reads
+  user.pkt(pm4::kSetShReg, {pm4::kRegComputeUserData0 - 2, 0, 0, 0x40000, 0});
+  CHECK(error(user).find("COMPUTE_USER_DATA") != std::string::npos);
+  Words flush;  // EVENT_WRITE CS_PARTIAL_FLUSH with another event index
+  flush.pkt(pm4::kEventWrite, {pm4::kEventCsPartialFlush});
+  CHECK(error(flush).find("index") != std::string::npos);
+  // An HDP flush followed by the pre-dispatch ACQUIRE_MEM (GL2 left out) is no memory_barrier.
+  Words part;
+  part.hdp().pkt(pm4::kAcquireMem, {0, ~0u, ~0u, 0, 0, 0, pm4::kAcquireGcrDispatch});
+  CHECK(texts(amd::decode_pm4(binding(), part.bytes(), 1)).empty());
+  // An ignored packet between the flush and its ACQUIRE_MEM cancels the flush.
+  Words ign;
+  ign.hdp().pkt(0x99, {0}).acquire();
+  StreamOptions o;
+  o.ignored = {0x99};
+  CHECK(texts(amd::decode_pm4(binding(), ign.bytes(), 1, o)).empty());
 }

@@ -110,6 +110,7 @@ class Decoder {
       uint32_t op = pm4::opcode(h), nb = pm4::body_dwords(h);
       const char* name = pm4::op_name(op);
       std::string what = std::string(name ? name : "opcode") + " (" + format_hex(op) + ") at " + at_dword(loc);
+      if (pm4::predicated(h)) fail(loc, what + ": a predicated packet (header bit 0) may not execute, which no command says: not decoded");
       if (i + 1 + nb > n)
         fail(loc, "truncated packet: " + what + " has " + std::to_string(nb) + " body dwords, but only " +
                       std::to_string(n - i - 1) + " follow before the end of the stream");
@@ -118,11 +119,11 @@ class Decoder {
         throw InputError{loc, "more than " + std::to_string(opt_.max_dwords) + " dwords decoded, indirect buffers included (an implementation limit)", true};
       std::vector<uint32_t> body(nb);
       for (uint32_t k = 0; k < nb; ++k) body[k] = dword_at(bytes, i + 1 + k);
+      if (op != pm4::kAcquireMem && op != pm4::kNop) hdp_flush_ = {};  // an ignored packet cancels the flush too
       if (std::find(opt_.ignored.begin(), opt_.ignored.end(), op) != opt_.ignored.end()) {
         i += 1 + nb;
         continue;
       }
-      if (op != pm4::kAcquireMem && op != pm4::kNop) hdp_flush_ = {};
       packet(op, body, loc, what, depth);
       i += 1 + nb;
     }
@@ -140,17 +141,20 @@ class Decoder {
       case pm4::kAcquireMem:
         if (body.size() != pm4::kAcquireMemBody && body.size() != pm4::kAcquireMemBodyGfx9)
           fail(loc, "wrong count: " + what + " has " + std::to_string(body.size()) + " body dwords, 6 or 7 expected");
-        // After an HDP flush it completes a memory_barrier; alone (the cache invalidation before
-        // a dispatch, or after a timestamp) it orders nothing the model knows of.
-        if (hdp_flush_.valid()) emit(hdp_flush_, "memory_barrier");
+        // After an HDP flush, a full one (every cache, the whole address range) completes a
+        // memory_barrier; any other (the invalidation before a dispatch, the gfx9 form, whose
+        // fields are not read) orders nothing the model knows of: that can only add findings.
+        if (hdp_flush_.valid() && full_acquire(body)) emit(hdp_flush_, "memory_barrier");
         hdp_flush_ = {};
         return;
       case pm4::kReleaseMem: return release_mem(body, loc, what);
       case pm4::kEventWrite: {
-        if (body.empty()) need_body(body, 1, loc, what);
+        need_body(body, 1, loc, what);
         uint32_t t = pm4::event_type(body[0]);
-        if (t != pm4::kEventCsPartialFlush)
-          fail(loc, what + ": event type " + format_hex(t) + " is not decoded (only CS_PARTIAL_FLUSH, " + format_hex(pm4::kEventCsPartialFlush) + ")");
+        if (t != pm4::kEventCsPartialFlush || pm4::event_index(body[0]) != pm4::kEventIndexCsPartialFlush)
+          fail(loc, what + ": event type " + format_hex(t) + ", index " + std::to_string(pm4::event_index(body[0])) +
+                        " is not decoded (only CS_PARTIAL_FLUSH, " + format_hex(pm4::kEventCsPartialFlush) + ", index " +
+                        std::to_string(pm4::kEventIndexCsPartialFlush) + ")");
         emit(loc, "", true, dispatch_pending_);
         dispatch_pending_ = false;
         return;
@@ -205,10 +209,20 @@ class Decoder {
     emit(loc, "signal " + s->name + " = " + std::to_string(body[4]));
   }
 
+  static bool full_acquire(const std::vector<uint32_t>& b) {
+    return b.size() == pm4::kAcquireMemBody && b[1] == pm4::kAcquireSizeLoAll && (b[2] & pm4::kAcquireSizeHiAll) == pm4::kAcquireSizeHiAll &&
+           b[3] == 0 && b[4] == 0 && (b[6] & pm4::kAcquireGcrFull) == pm4::kAcquireGcrFull;
+  }
+
   void set_sh_reg(const std::vector<uint32_t>& body, const Loc& loc, const std::string& what) {
     if (body.size() < 2) fail(loc, "wrong count: " + what + " sets no register");
     uint32_t reg = body[0] & 0xffffu;
     size_t nv = body.size() - 1;
+    // The argument pointer is read from a packet that starts at USER_DATA_0; any other write to
+    // the user data could change it unseen.
+    if (reg != pm4::kRegComputeUserData0 && reg < pm4::kRegComputeUserData0 + pm4::kUserDataRegs && reg + nv > pm4::kRegComputeUserData0)
+      fail(loc, what + ": writes COMPUTE_USER_DATA registers from " + format_hex(reg) + "; only a packet that starts at COMPUTE_USER_DATA_0 (" +
+                    format_hex(pm4::kRegComputeUserData0) + ") is decoded (the kernel-argument pointer is its last two dwords)");
     for (size_t k = 0; k < nv; ++k) {
       if (reg + k == pm4::kRegComputePgmLo) pgm_lo_ = body[1 + k], pgm_lo_set_ = true;
       if (reg + k == pm4::kRegComputePgmHi) pgm_hi_ = body[1 + k], pgm_hi_set_ = true;
@@ -239,6 +253,9 @@ class Decoder {
     need_body(body, pm4::kIndirectBufferBody, loc, what);
     uint64_t addr = uint64_t(body[0] & ~3u) | uint64_t(body[1] & 0xffffu) << 32;
     uint64_t n = uint64_t(pm4::ib_size_dwords(body[2])) * 4;
+    if (!pm4::ib_valid(body[2])) fail(loc, what + ": the VALID bit (control bit 23) is clear");
+    // A chained IB does not return: what follows it in the caller never runs.
+    if (pm4::ib_chain(body[2])) fail(loc, what + ": a chained indirect buffer (CHAIN, control bit 20) is not decoded");
     if (depth + 1 > kMaxIndirectDepth) fail(loc, what + ": indirect buffers nested deeper than " + std::to_string(kMaxIndirectDepth));
     BindingIndex::Indirect ib = index_.indirect(addr, n, loc, what);
     walk(ib.bytes, ib.file, depth + 1, ib.first_dword);

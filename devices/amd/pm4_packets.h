@@ -13,6 +13,7 @@ constexpr uint32_t kType2Filler = 0x80000000u;
 inline uint32_t type(uint32_t h) { return h >> 30; }
 inline uint32_t body_dwords(uint32_t h) { return ((h >> 16) & 0x3fffu) + 1; }
 inline uint32_t opcode(uint32_t h) { return (h >> 8) & 0xffu; }
+inline bool predicated(uint32_t h) { return h & 1u; }  // PREDICATE: the packet may not execute
 constexpr uint32_t header(uint32_t op, uint32_t body) { return (3u << 30) | ((body - 1) << 16) | (op << 8); }
 
 enum Op : uint8_t {
@@ -59,12 +60,16 @@ constexpr uint32_t kAcquireMemBodyGfx9 = 6, kAcquireMemBody = 7;
 // EVENT_WRITE body (1 dword): event type | index << 8.
 constexpr uint32_t kEventCsPartialFlush = 7;
 constexpr uint32_t kEventIndexCsPartialFlush = 4;
-// ACQUIRE_MEM's GCR control as the encoder writes it (a full invalidate; the decoder reads no field).
-constexpr uint32_t kAcquireGcrFull = 0x3ff, kAcquireGcrDispatch = 0x0f0;  // before a dispatch: GLI/GL2 left out
+// ACQUIRE_MEM's GCR control (gfx10+ body dword 6): the full invalidate and write-back a memory
+// barrier needs (tinygrad: gli, glm, glk, glv, gl1, gl2 invalidates and the write-backs), and the
+// form before a dispatch (GLI/GL2 left out). The coherence range (size lo, size hi bits 23:0,
+// base lo, base hi: body dwords 1..4) must be everything for a memory barrier.
+constexpr uint32_t kAcquireGcrFull = 0x3ff, kAcquireGcrDispatch = 0x0f0;
+constexpr uint32_t kAcquireSizeLoAll = 0xffffffffu, kAcquireSizeHiAll = 0xffffffu;
 
 // SET_SH_REG body: register offset from 0x2c00 (bits 15:0), then one value per register.
 constexpr uint32_t kRegComputePgmLo = 0x20c, kRegComputePgmHi = 0x20d;
-constexpr uint32_t kRegComputeUserData0 = 0x240;
+constexpr uint32_t kRegComputeUserData0 = 0x240, kUserDataRegs = 16;  // COMPUTE_USER_DATA_0..15
 constexpr uint32_t kCodeAddressShift = 8;  // COMPUTE_PGM_LO/HI hold the code address >> 8
 
 // DISPATCH_DIRECT body (4 dwords): x, y, z, initiator.
@@ -72,8 +77,10 @@ constexpr uint32_t kDispatchDirectBody = 4;
 constexpr uint32_t kDispatchInitiator = 1u << 0 | 1u << 2 | 1u << 15;  // COMPUTE_SHADER_EN | FORCE_START_AT_000 | CS_W32_EN
 
 // INDIRECT_BUFFER body (3 dwords): addr lo (4-byte aligned), addr hi (bits 15:0), control
-// (bits 19:0 the size in dwords).
+// (bits 19:0 the size in dwords, bit 20 CHAIN: the caller does not resume, bit 23 VALID).
 constexpr uint32_t kIndirectBufferBody = 3;
 inline uint32_t ib_size_dwords(uint32_t control) { return control & 0xfffffu; }
+inline bool ib_chain(uint32_t control) { return control >> 20 & 1u; }
+inline bool ib_valid(uint32_t control) { return control >> 23 & 1u; }
 
 }  // namespace qvet::amd::pm4

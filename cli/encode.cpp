@@ -240,6 +240,7 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
     file_names.push_back(b.file);
     StreamOptions so;
     so.queue_overlap = b.queue.ordering == Ordering::Overlap;
+    so.engine = b.queue.engine;
     StreamResult r;
     try {
       r = b.format->decode(binding, b.bytes, uint32_t(2 + i), so);

@@ -23,6 +23,7 @@ namespace qvet {
 
 struct StreamOptions {
   bool queue_overlap = false;       // the queue runs `ordering overlap` (declared, or earlier batches)
+  EngineKind engine = EngineKind::Compute;  // the queue's engine (a format serving both may read them differently)
   std::vector<uint32_t> ignored;    // this format's packets accepted and skipped (`--ignore-packet`)
   uint64_t max_dwords = uint64_t(1) << 24;    // dwords decoded in all, indirect buffers included
   uint64_t max_commands = uint64_t(1) << 20;  // commands one stream decodes to

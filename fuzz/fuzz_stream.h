@@ -65,6 +65,7 @@ template <class Decode>
 int fuzz_stream(std::string_view input, const StreamBinding& b, const char* arch, Decode decode, const char* engine = "compute",
                 StreamOptions opt = {}) {
   opt.max_dwords = 1 << 16;
+  opt.engine = std::string_view(engine) == "copy" ? EngineKind::Copy : EngineKind::Compute;
   StreamResult r;
   try {
     r = decode(b, input, 1, opt);

@@ -453,3 +453,18 @@ TEST_CASE("nv-gpfifo: entries name pushbuffer segments decoded in order with one
   CHECK(texts(nvm::decode_nv_gpfifo(space.binding(), g, 1)) ==
         std::vector<std::string>{"wait s0 >= 1", "exec k reads b0[0x0:0x10] writes b1[0x0:0x10]", "signal s0 = 2"});
 }
+
+TEST_CASE("nv: a 64-bit host release on a copy queue and a circular acquire past 2^63 are refused") {
+  StreamOptions copy;
+  copy.engine = EngineKind::Copy;
+  Push rel;
+  rel.copyclass().release(kTl, 5);
+  CHECK(error(binding(), rel.bytes(), copy).message.find("copy queue") != std::string::npos);
+  CHECK(texts(nvm::decode_nv(binding(), rel.bytes(), 1)) == std::vector<std::string>{"signal tl = 5"});  // on a compute queue
+  Push circ;
+  circ.compute().wait(kTl, uint64_t(1) << 63);
+  CHECK(error(binding(), circ.bytes()).message.find("circularly") != std::string::npos);
+  Push strict;
+  strict.compute().sem(kTl, uint64_t(1) << 63, nvm::kSemAcqStrictGeq | nvm::kSemPayload64);
+  CHECK(texts(nvm::decode_nv(binding(), strict.bytes(), 1)) == std::vector<std::string>{"wait tl >= 9223372036854775808"});
+}

@@ -489,6 +489,7 @@ class Parser {
     uint32_t fid = read_bound_file(file, fl, bytes);
     StreamOptions opt;
     opt.queue_overlap = queue.ordering == Ordering::Overlap;
+    opt.engine = queue.engine;
     for (auto& [f, packet] : opt_.ignored_packets)
       if (f == fmt) opt.ignored.push_back(packet);
     StreamResult r = format->decode(binding_, bytes, fid, opt);

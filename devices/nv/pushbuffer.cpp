@@ -302,6 +302,11 @@ class Decoder {
       if (!(v & kSemPayload64))
         fail(l, w + ": a 32-bit release keeps the word's high half; the nv profile's host release is 64-bit (PAYLOAD_SIZE bit 24)");
       if (const StreamBinding::Placed* s = index_.signal_at(addr)) {
+        // A copy queue's signals are 32-bit in the nv profile (they keep the word's high half);
+        // this one writes all 64 bits, which no copy-queue `signal` says.
+        if (opt_.engine == EngineKind::Copy)
+          fail(l, w + ": a 64-bit host release to " + s->name + " on a copy queue writes the whole word, and the nv profile's copy-queue "
+                      "signals are 32-bit: not decoded (signal with the copy engine's semaphore, as tinygrad's copy queue does)");
         // RELEASE_TIMESTAMP writes the clock at addr + 8: the signal's own timestamp slot.
         wfi_since_exec_ = true;
         return emit(l, "signal " + s->name + " = " + std::to_string(payload));
@@ -324,6 +329,10 @@ class Decoder {
         fail(l, w + ": a 32-bit acquire compares the low word; the nv profile's waits are 64-bit (PAYLOAD_SIZE bit 24)");
       const StreamBinding::Placed* s = index_.signal_at(addr);
       if (!s) fail(l, w + ": address " + format_hex(addr) + " is no signal's ('signal NAME on DEV at " + format_hex(addr) + "')");
+      // ACQ_CIRC_GEQ compares (value - payload) as a signed 64-bit number: the same as the
+      // model's unsigned >= while the payload (and the values written) stay below 2^63.
+      if (op == kSemAcqCircGeq && payload >> 63)
+        fail(l, w + ": ACQ_CIRC_GEQ with payload " + format_hex(payload) + " (2^63 or more) compares circularly, which no `wait` says: not decoded");
       breaks_chain();
       return emit(l, "wait " + s->name + " >= " + std::to_string(payload));
     }
@@ -564,7 +573,8 @@ class Encoder {
   void command(const ConcreteCommand& c) {
     switch (c.op) {
       case CmdOp::Wait:
-        host_sem(c, space_.signal_addr(c.signal), c.value, kSemAcqCircGeq | kSemPayload64);
+        // tinygrad's circular acquire, which is the model's >= only below 2^63; strict beyond it.
+        host_sem(c, space_.signal_addr(c.signal), c.value, (c.value >> 63 ? kSemAcqStrictGeq : kSemAcqCircGeq) | kSemPayload64);
         qmd_open_ = false;
         return;
       case CmdOp::Signal: return signal(c);

@@ -144,6 +144,33 @@ bool concrete(const Program& p, const Stmt& s, std::vector<ConcreteCommand>& out
 
 std::string place_text(const std::string& file, uint32_t line) { return file + ":" + std::to_string(line); }
 
+// The line a decoder gives back for `c` (the decoders' shared spelling: `a[0x10:0x20]` for ranges,
+// reads before writes, the kernel under its bound name), to check each stream before it is written.
+std::string expected_text(const Program& p, const ConcreteCommand& c, const Space& space) {
+  auto range = [&](const ConcreteRange& r) { return p.buffers[r.base].name + "[" + format_hex(r.lo) + ":" + format_hex(r.hi) + "]"; };
+  auto list = [&](const std::vector<ConcreteRange>& rs) {
+    std::string s;
+    for (auto& r : rs) s += (s.empty() ? "" : ", ") + range(r);
+    return s;
+  };
+  switch (c.op) {
+    case CmdOp::Wait: return "wait " + p.signals[c.signal].name + " >= " + std::to_string(c.value);
+    case CmdOp::Signal: return "signal " + p.signals[c.signal].name + " = " + std::to_string(c.value);
+    case CmdOp::Timestamp: return "timestamp " + p.signals[c.signal].name;
+    case CmdOp::Copy: return "copy " + range(c.reads[0]) + " -> " + range(c.writes[0]);
+    case CmdOp::Exec: {
+      std::vector<StreamBinding::KernelArg> args;
+      for (auto& r : c.reads) args.push_back({StreamBinding::Arg::Reads, r.hi - r.lo});
+      for (auto& r : c.writes) args.push_back({StreamBinding::Arg::Writes, r.hi - r.lo});
+      std::string name = "?";
+      for (auto& k : space.kernels_)
+        if (k.name == c.kernel && k.args == args) name = k.bound;
+      return "exec " + name + (c.reads.empty() ? "" : " reads " + list(c.reads)) + (c.writes.empty() ? "" : " writes " + list(c.writes));
+    }
+    default: return cmd_op_name(c.op);
+  }
+}
+
 }  // namespace
 
 EncodeOutput encode_program(const Program& p, const SourceSet& src, const EncodeOptions& opt) {
@@ -252,10 +279,10 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
       throw std::logic_error("the " + std::string(b.format->name) + " encoding of the batch at line " + std::to_string(b.stmt->loc.line) +
                              " decodes to " + std::to_string(r.cmds.size()) + " command(s), not " + std::to_string(b.cmds.size()));
     for (size_t k = 0; k < r.cmds.size(); ++k) {
-      std::string op = r.cmds[k].text.substr(0, r.cmds[k].text.find(' '));
-      if (op != cmd_op_name(b.cmds[k].op))
+      std::string want = expected_text(p, b.cmds[k], space);
+      if (r.cmds[k].text != want)
         throw std::logic_error("the " + std::string(b.format->name) + " encoding of line " + std::to_string(b.cmds[k].loc.line) +
-                               " decodes to '" + r.cmds[k].text + "'");
+                               " decodes to '" + r.cmds[k].text + "', not '" + want + "'");
       cmd_place[{p.file, b.cmds[k].loc.line}] = {file_names[r.cmds[k].loc.file], r.cmds[k].loc.line};
     }
   }

@@ -285,4 +285,8 @@ TEST_CASE("pm4: what would order or access more than the model is told is refuse
   StreamOptions o;
   o.ignored = {0x99};
   CHECK(texts(amd::decode_pm4(binding(), ign.bytes(), 1, o)).empty());
+  // A signal released on an event that does not write the caches back first.
+  Words bop;
+  bop.pkt(pm4::kReleaseMem, {0x28 | (5u << 8), 1u << 29, 0x30000, 0, 1, 0, 0});
+  CHECK(error(bop).find("CACHE_FLUSH_AND_INV_TS_EVENT") != std::string::npos);
 }

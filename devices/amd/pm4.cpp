@@ -204,6 +204,11 @@ class Decoder {
     if (sel != pm4::kDataSel32Low)
       fail(loc, what + ": data select " + std::to_string(sel) +
                     " is not decoded (1, the low 32 bits, as semantics.md's amd profile releases; 3, the GPU clock)");
+    // semantics.md's signal is a release with cache write-back: the event that flushes and
+    // invalidates the caches before the write. Another event may write before the data is visible.
+    if (pm4::event_type(body[0]) != pm4::kEventCacheFlushAndInvTs)
+      fail(loc, what + ": event type " + format_hex(pm4::event_type(body[0])) + " is not decoded for a signal (only CACHE_FLUSH_AND_INV_TS_EVENT, " +
+                    format_hex(pm4::kEventCacheFlushAndInvTs) + ", which writes back the caches before the value)");
     const StreamBinding::Placed* s = index_.signal_at(addr);
     if (!s) fail(loc, what + ": address " + format_hex(addr) + " is no signal's ('signal NAME on DEV at " + format_hex(addr) + "')");
     emit(loc, "signal " + s->name + " = " + std::to_string(body[4]));

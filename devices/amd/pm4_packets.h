@@ -47,7 +47,7 @@ inline uint32_t event_index(uint32_t dw) { return (dw >> 8) & 0xfu; }
 inline uint32_t rm_data_sel(uint32_t dw) { return (dw >> 29) & 7u; }
 inline uint32_t rm_dst_sel(uint32_t dw) { return (dw >> 16) & 3u; }
 constexpr uint32_t kEventIndexEndOfPipe = 5;
-constexpr uint32_t kEventCacheFlushAndInvTs = 0x14;     // the release's event type, as tinygrad writes it
+constexpr uint32_t kEventCacheFlushAndInvTs = 0x14;     // a signal's event type (tinygrad's; the decoder requires it)
 constexpr uint32_t kReleaseCacheActions = 0x3fu << 12;  // encoder: the GCR write-back/invalidate bits tinygrad sets
 constexpr uint32_t kReleaseIntSel = 3u << 24;             // encoder: interrupt select, as tinygrad writes it
 constexpr uint32_t kDataSelNone = 0, kDataSel32Low = 1, kDataSel64 = 2, kDataSelGpuClock = 3;

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <cerrno>
 #include <chrono>
@@ -517,7 +518,11 @@ int cmd_encode(const Args& a) {
   EncodeOptions opt;
   opt.formats = a.formats;
   opt.stem = fs::path(a.files[0] == "-" ? "stdin" : a.files[0]).stem().string();
-  if (opt.stem.empty() || opt.stem.find_first_of("\"\\ ") != std::string::npos) opt.stem = "program";
+  // The stem names the files the encoded program quotes, whose names are printable ASCII without
+  // quotes (docs/encoded.md): anything else becomes '_'.
+  for (char& ch : opt.stem)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') ch = '_';
+  if (opt.stem.empty()) opt.stem = "program";
   EncodeOutput e;
   try {
     e = encode_program(*l.program, src, opt);

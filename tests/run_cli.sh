@@ -87,4 +87,7 @@ cmp -s corpus/amd_overlap_bug.hcq "$tmp/self.hcq" || { echo "encode over its inp
 "$qvet" encode corpus/encoded/eager_pm4_fixed.hcq -o "$tmp/enc4" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode of a stream program: want exit 2"; exit 1; }
 "$qvet" check --ignore-packet nosuch:0x1 "$ex" >/dev/null 2>&1; [ $? = 2 ] || { echo "--ignore-packet of an unknown format: want exit 2"; exit 1; }
 set -e
+cp corpus/amd_overlap_bug.hcq "$tmp/we ird\"name.hcq"
+"$qvet" encode "$tmp/we ird\"name.hcq" -o "$tmp/enc5" >/dev/null
+"$qvet" check --expect "$tmp/enc5/we_ird_name.hcq" | grep -q PASS || { echo "encode: a file name with a space and a quote"; exit 1; }
 echo "encode ok"

@@ -374,7 +374,14 @@ class Parser {
                     "' (line " + std::to_string(it->second.line) + ")");
     m.emplace(addr, Claim{addr + size, name, l.line});
   }
-  uint64_t address() { return uint64_t(b_.constant_expr("an address").constant); }
+  uint64_t address() { return word("an address", 0); }
+  // A constant that must be a 64-bit word of at least `min` (an address, an argument's size).
+  uint64_t word(const char* what, i128 min) {
+    Loc l = peek().loc;
+    i128 v = b_.constant_expr(what).constant;
+    if (v < min || v > kU64Max) fail(l, std::string(what) + " must lie in [" + i128_to_string(min) + ", 2^64)");
+    return uint64_t(v);
+  }
 
   // `kernel NAME at ADDR args(ROLE, ...)` and `region NAME at ADDR file "FILE"`: contextual words,
   // recognized only where a statement begins and `at` follows the name (never reserved).
@@ -408,7 +415,7 @@ class Parser {
         else if (at_word("writes")) take(), k.args.push_back({StreamBinding::Arg::Writes});
         else b_.fail_expected("an argument role ('reads', 'writes' or '-')");
         // `reads SIZE`: the bytes the kernel accesses from the pointer (else to the buffer's end).
-        if (!at(Tok::Comma) && !at(Tok::RParen)) k.args.back().extent = uint64_t(b_.constant_expr("an argument's size").constant);
+        if (!at(Tok::Comma) && !at(Tok::RParen)) k.args.back().extent = word("an argument's size", 1);
       }
       take();
       b_.expect_end();

@@ -49,6 +49,9 @@ std::string gen_help() {
          "                                           queue's signal: every event hears of every earlier queue\n"
          "                            host-chain     the host submits to one queue per three commands and waits\n"
          "                                           for it before the next: the host hears of every queue\n"
+         "                            fan-in         one signal `s` written by n/6 queues, each other queue waits\n"
+         "                                           for it and reads: every writer is every wait's candidate\n"
+         "                            timeline-relay queue i: `wait s >= i; exec; signal s = i + 1` (n/3 queues)\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -143,6 +146,32 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s" + id + " = 1");
       emit("}");
       if (host) emit("wait s" + id + " >= 1");
+    }
+  } else if (o.shape == "fan-in") {
+    // One signal written by half the queues and waited for by the other half: each wait has every
+    // writer as a candidate (docs/performance.md, "Not linear yet": k^2 today).
+    uint64_t k = std::max<uint64_t>(n / 6, 1);
+    declare_queues(2 * k);
+    emit("signal s on host = 0");
+    for (uint64_t q = 0; q < 2 * k; ++q) {
+      std::string id = std::to_string(q);
+      emit("submit q" + id + " {");
+      if (q < k) emit("  exec k writes " + range("a", 16 * q, 16)), emit("  signal s = 1");
+      else emit("  wait s >= 1"), emit("  exec k reads " + range("a", 16 * (q - k), 16));
+      emit("}");
+    }
+  } else if (o.shape == "timeline-relay") {
+    // A timeline passed from queue to queue: queue i waits for i and signals i + 1, and any later
+    // queue's write could satisfy each wait (the least fixed point's rounds: "Not linear yet").
+    uint64_t queues = std::max<uint64_t>(n / 3, 1);
+    declare_queues(queues);
+    emit("signal s on host = 0");
+    for (uint64_t q = 0; q < queues; ++q) {
+      emit("submit q" + std::to_string(q) + " {");
+      emit("  wait s >= " + std::to_string(q));
+      emit("  exec k writes " + range("a", 16 * q, 16));
+      emit("  signal s = " + std::to_string(q + 1));
+      emit("}");
     }
   } else if (o.shape == "racing-pairs" || o.shape == "host-refill" || o.shape == "crossing-races") {  // the hcq fuzzer's shapes
     bool refill = o.shape == "host-refill", crossing = o.shape == "crossing-races";
@@ -368,7 +397,7 @@ int run_gen(int argc, char** argv) {
     } else if (a == "--shape") {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
-                                            "host-chain"};
+                                            "host-chain", "fan-in", "timeline-relay"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

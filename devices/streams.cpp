@@ -104,6 +104,16 @@ BindingIndex::Indirect BindingIndex::indirect(uint64_t addr, uint64_t n, const L
   return {std::string_view(r->bytes).substr(off, n), r->file, off / 4};
 }
 
+uint32_t fits32(const ConcreteCommand& c, const char* field) {
+  if (c.value > UINT32_MAX) throw CannotEncode{c.loc, std::string(field) + " carries 32 bits, and " + std::to_string(c.value) + " does not fit"};
+  return uint32_t(c.value);
+}
+
+void refuse_chained(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, const char* format) {
+  if (q.ordering == Ordering::Chained)
+    throw CannotEncode{cmds.empty() ? Loc{} : cmds[0].loc, std::string(format) + " has no chained ordering (the queue is declared 'ordering chained')"};
+}
+
 std::string at_dword(const Loc& l) {
   return "dword " + format_hex(l.line - 1) + " (byte " + format_hex(uint64_t(l.line - 1) * 4) + ")";
 }

@@ -133,6 +133,12 @@ void append_dword(std::string& out, uint32_t v);
 inline uint32_t lo32(uint64_t v) { return uint32_t(v); }
 inline uint32_t hi32(uint64_t v) { return uint32_t(v >> 32); }
 
+// ---- shared by the encoders ----------------------------------------------------------------
+// The command's value as a 32-bit field of the format, or CannotEncode naming the field.
+uint32_t fits32(const ConcreteCommand& c, const char* field);
+// CannotEncode when the queue runs `chained`, which `format` cannot say.
+void refuse_chained(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, const char* format);
+
 const std::vector<StreamFormat>& stream_formats();
 const StreamFormat* find_stream_format(std::string_view name);
 // The format that serves a queue of this arch and engine, or nullptr (strict has none).

@@ -274,8 +274,7 @@ class Encoder {
   Encoder(const EncodeQueue& q, EncodeSpace& space) : q_(q), space_(space) {}
 
   std::string run(const std::vector<ConcreteCommand>& cmds) {
-    if (q_.ordering == Ordering::Chained)
-      throw CannotEncode{cmds.empty() ? Loc{} : cmds[0].loc, "PM4 has no chained ordering (the queue is declared 'ordering chained')"};
+    refuse_chained(cmds, q_, "PM4");
     for (const ConcreteCommand& c : cmds) command(c);
     return std::move(out_);
   }
@@ -288,11 +287,6 @@ class Encoder {
   void pkt(uint32_t op, std::initializer_list<uint32_t> body) {
     append_dword(out_, pm4::header(op, uint32_t(body.size())));
     for (uint32_t v : body) append_dword(out_, v);
-  }
-  static uint32_t fits32(const ConcreteCommand& c, const char* field) {
-    if (c.value > UINT32_MAX)
-      throw CannotEncode{c.loc, std::string(field) + " carries 32 bits, and " + std::to_string(c.value) + " does not fit"};
-    return uint32_t(c.value);
   }
   void release(uint32_t data_sel, uint64_t addr, uint32_t data) {
     pkt(pm4::kReleaseMem, {pm4::kEventCacheFlushAndInvTs | pm4::kEventIndexEndOfPipe << 8 | pm4::kReleaseCacheActions,

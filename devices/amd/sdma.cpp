@@ -211,8 +211,7 @@ class Encoder {
   Encoder(const EncodeQueue& q, EncodeSpace& space) : q_(q), space_(space) {}
 
   std::string run(const std::vector<ConcreteCommand>& cmds) {
-    if (q_.ordering == Ordering::Chained)
-      throw CannotEncode{cmds.empty() ? Loc{} : cmds[0].loc, "SDMA has no chained ordering (the queue is declared 'ordering chained')"};
+    refuse_chained(cmds, q_, "SDMA");
     for (const ConcreteCommand& c : cmds) command(c);
     return std::move(out_);
   }
@@ -224,11 +223,6 @@ class Encoder {
 
   void pkt(std::initializer_list<uint32_t> dws) {
     for (uint32_t v : dws) append_dword(out_, v);
-  }
-  static uint32_t fits32(const ConcreteCommand& c, const char* field) {
-    if (c.value > UINT32_MAX)
-      throw CannotEncode{c.loc, std::string(field) + " carries 32 bits, and " + std::to_string(c.value) + " does not fit"};
-    return uint32_t(c.value);
   }
 
   void command(const ConcreteCommand& c) {

@@ -90,7 +90,6 @@ struct Batch {
   EncodeQueue queue;
   std::vector<ConcreteCommand> cmds;
   std::string file, bytes;
-  bool encoded = false;
 };
 
 Ordering effective_ordering(const Program& p, uint32_t q) {
@@ -243,7 +242,6 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
       std::string ext = b.format->name;
       ext = ext.substr(ext.find('-') == std::string::npos ? 0 : ext.find('-') + 1);
       b.file = opt.stem + "_" + q.name + "_" + std::to_string(++per_queue[q.name]) + "." + ext;
-      b.encoded = true;
       ++out.encoded;
       batches.push_back(std::move(b));
     }

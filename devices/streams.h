@@ -77,7 +77,8 @@ class EncodeSpace {
   // (one binding per distinct name and argument list). `align` is the format's code alignment.
   virtual uint64_t kernel_addr(const std::string& name, const std::vector<StreamBinding::KernelArg>& args, uint64_t align) = 0;
   // A new memory region of `bytes.size()` bytes (kernel arguments, QMDs, indirect buffers),
-  // aligned to `align`; `stem` names its file. Returns its address.
+  // aligned to `align`; `stem` says what it holds ("kargs", "qmd"; qvet encode puts every
+  // region in one file, STEM.mem). Returns its address.
   virtual uint64_t add_region(std::string bytes, std::string_view stem, uint64_t align) = 0;
   // The bytes of the region at `addr`, to patch after adding it (chained QMDs); size fixed.
   virtual std::string& region(uint64_t addr) = 0;

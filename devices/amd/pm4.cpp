@@ -1,7 +1,6 @@
 #include "devices/amd/pm4.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "core/expr.h"

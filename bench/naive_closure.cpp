@@ -60,11 +60,11 @@ int main(int argc, char** argv) {
   }
   auto node_of = [&](EventRef ev) { return ev.host ? H(ev.id) : E(ev.id); };
   for (uint32_t c = 0; c < n; ++c)
-    if (auto* res = e.resolution({false, c}); res && res->candidates.size() == 1 && !res->initial_candidate)
-      edge(node_of(e.writes(res->cond.signal)[res->candidates[0]].event), E(c));
+    if (auto* res = e.resolution({false, c}); res && res->count() == 1 && !res->initial_candidate)
+      edge(node_of(e.writes(res->cond.signal)[res->candidate(0)].event), E(c));
   for (uint32_t h = 0; h < t.host.size(); ++h)
-    if (auto* res = e.resolution({true, h}); res && res->candidates.size() == 1 && !res->initial_candidate)
-      edge(node_of(e.writes(res->cond.signal)[res->candidates[0]].event), H(h));
+    if (auto* res = e.resolution({true, h}); res && res->count() == 1 && !res->initial_candidate)
+      edge(node_of(e.writes(res->cond.signal)[res->candidate(0)].event), H(h));
   size_t edges = 0;
   for (auto& pl : preds) edges += pl.size();
   // Kahn's order, then closure: reach(v) = union of reach(u) + u over predecessors u.

@@ -89,6 +89,8 @@ class TextList {
     if (n_++ < kMax) s_ += (s_.empty() ? "" : ", ") + text();
   }
   bool empty() const { return n_ == 0; }
+  bool full() const { return n_ >= kMax; }
+  void count(uint64_t n) { n_ += n; }  // items past the named ones, counted only
   std::string str() const { return n_ > kMax ? s_ + " and " + std::to_string(n_ - kMax) + " more" : s_; }
 
  private:

@@ -547,12 +547,18 @@ class RaceChecker : public Checker {
       const auto& ws = c_.e.writes(r->cond.signal);
       TextList cands;
       if (r->initial_candidate) cands.add([&] { return "the initial value " + std::to_string(c_.e.initial_value(r->cond.signal)); });
-      for (uint32_t i : r->candidates) cands.add([&] { return c_.signal_write_text(ws[i]); });
+      for (size_t k = 0; k < r->count(); ++k) {
+        if (cands.full()) {
+          cands.count(r->count() - k);
+          break;
+        }
+        cands.add([&] { return c_.signal_write_text(ws[r->candidate(k)]); });
+      }
       d.notes.push_back({c_.loc(w), "the nearest wait, " + c_.what(w) + ", can be satisfied by " + (cands.empty() ? "nothing" : cands.str())});
       std::string early;
       if (r->initial_candidate) early = "the initial value " + std::to_string(c_.e.initial_value(r->cond.signal));
-      for (uint32_t i : r->candidates)
-        if (early.empty() && !c_.e.known(*ws[i].end, producer)) early = c_.signal_write_text(ws[i]);
+      for (size_t k = 0; k < r->count() && early.empty(); ++k)
+        if (const SignalWrite& sw = ws[r->candidate(k)]; !c_.e.known(*sw.end, producer)) early = c_.signal_write_text(sw);
       if (!early.empty())
         d.notes.push_back({{}, early + " satisfies it without following " + c_.what(producer) + " (a stale wait)"});
     }
@@ -619,14 +625,17 @@ class RaceChecker : public Checker {
   // knows what `found` follows (the producer) too, so only these can make the wait stale. Many
   // findings share their `found`; a scan of every write of the signal per finding would be
   // quadratic.
-  const std::vector<const SignalWrite*>& stale_pool(const SignalWrite& found, const WaitCond& cond) {
-    auto [it, fresh] = stale_pools_.try_emplace({&found, cond.threshold, cond.mask});
+  // The writes that meet a proposed wait (fixes are chosen after the run: every write has run).
+  const std::vector<const SignalWrite*>& stale_pool(const WaitCond& cond) {
+    auto [it, fresh] = stale_pools_.try_emplace({cond.signal, cond.threshold, cond.mask});
     if (fresh)
-      for (const SignalWrite& w : c_.e.writes(found.signal))
-        if (cond.met_by(w.value) && w.processed && !c_.e.known(*w.end, found.event)) it->second.push_back(&w);
+      for (const SignalWrite& w : c_.e.writes(cond.signal))
+        if (cond.met_by(w.value) && w.processed) it->second.push_back(&w);
     return it->second;
   }
-  std::map<std::tuple<const SignalWrite*, uint64_t, uint64_t>, std::vector<const SignalWrite*>> stale_pools_;
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::vector<const SignalWrite*>> stale_pools_;
+  std::unordered_set<std::string> signal_names_;  // filled on first use
+  std::optional<Loc> first_stmt_;                 // the first statement that is not a declaration
 
   void suggest_fix(Diagnostic& d, EventRef producer, EventRef consumer) {
     std::string where = consumer.host ? "before " + c_.line_text(c_.loc(consumer)) + " on the host"
@@ -641,8 +650,9 @@ class RaceChecker : public Checker {
       WaitCond proposed{found->signal, found->value & mask, mask};
       if (proposed.met_by(c_.e.initial_value(found->signal))) found = nullptr;
       else
-        for (const SignalWrite* w : stale_pool(*found, proposed))
-          if (!c_.e.known(*w->end, producer) && (consumer.host || !c_.e.known(*w->end, consumer))) {
+        for (const SignalWrite* w : stale_pool(proposed))
+          if (!c_.e.known(*w->end, found->event) && !c_.e.known(*w->end, producer) &&
+              (consumer.host || !c_.e.known(*w->end, consumer))) {
             found = nullptr;
             break;
           }
@@ -656,21 +666,24 @@ class RaceChecker : public Checker {
     } else {
       std::string pq = producer.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[producer.id].queue].name;
       std::string name = "done_" + (producer.host ? std::string("host") : c_.p.queues[c_.t.cmds[producer.id].queue].name);
-      auto taken = [&](const std::string& n) {
-        return std::any_of(c_.p.signals.begin(), c_.p.signals.end(), [&](const Signal& s) { return s.name == n; });
-      };
+      if (signal_names_.empty())
+        for (const Signal& s : c_.p.signals) signal_names_.insert(s.name);
+      auto taken = [&](const std::string& n) { return signal_names_.count(n) > 0; };
       std::string fresh = name;
       for (int i = 2; taken(fresh); ++i) fresh = name + std::to_string(i);
       std::string wait = "wait " + fresh + " >= 1";
       f.description = "declare `signal " + fresh + " on host`, add `signal " + fresh + " = 1` after " +
                       c_.line_text(c_.loc(producer)) + " on " + pq + " and `" + wait + "` " + where;
       // The declaration goes before the first statement that is not a declaration.
-      Loc first;
-      for (const Stmt& s : c_.p.stmts)
-        if (s.kind >= StmtKind::CommandList) {
-          first = s.loc;
-          break;
-        }
+      if (!first_stmt_) {
+        first_stmt_ = Loc{};
+        for (const Stmt& s : c_.p.stmts)
+          if (s.kind >= StmtKind::CommandList) {
+            first_stmt_ = s.loc;
+            break;
+          }
+      }
+      const Loc& first = *first_stmt_;
       f.edits.push_back({{first.file, first.line, 1}, false, "signal " + fresh + " on host"});
       f.edits.push_back({c_.loc(producer), true, "signal " + fresh + " = 1"});
       f.edits.push_back({c_.loc(consumer), false, wait});

@@ -13,8 +13,9 @@ class RedundantWaitChecker : public Checker {
 
   void on_wait(const WaitResolution& r) override {
     if (r.adds_ordering || !c_.threshold_fits(r)) return;
+    if (r.shared) return;  // unordered candidates: stale-wait's business
     for (bool known : r.candidate_known)
-      if (!known) return;  // an unordered candidate: stale-wait's business
+      if (!known) return;
     Diagnostic d;
     d.set_rule(Rule::RedundantWait);
     d.loc = c_.loc(r.wait);

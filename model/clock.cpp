@@ -367,6 +367,22 @@ std::vector<std::pair<uint32_t, uint32_t>> Clock::known_ranges(uint32_t queue) c
   return out;
 }
 
+bool Clock::queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit) {
+  if (!n) return true;
+  if (n->height == 0) {
+    for (const Entry& e : static_cast<const Leaf*>(n)->q) {
+      if (out.size() == limit) return false;
+      out.push_back(e.queue);
+    }
+    return true;
+  }
+  for (const Ref& k : static_cast<const Inner*>(n)->kid)
+    if (!queues_node(k.get(), out, limit)) return false;
+  return true;
+}
+
+bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queues_node(root_.get(), out, limit); }
+
 void Clock::add_end(uint32_t queue, uint32_t index) {
   if (knows(queue, index)) return;  // nothing to copy
   writable_leaf(queue).add_end(t_, queue, index);

@@ -44,6 +44,9 @@ class Clock {
   // The commands of `queue` it knows that do not end at the front end (everything but waits and
   // memory_barriers), as sorted, disjoint index ranges [lo, hi): the prefix, then the runs.
   std::vector<std::pair<uint32_t, uint32_t>> known_ranges(uint32_t queue) const;
+  // Appends the queues it knows anything of, in increasing order, to `out`; false (and `out` cut
+  // short) once there are more than `limit` of them, so a caller can choose the cheaper walk.
+  bool queues(std::vector<uint32_t>& out, size_t limit) const;
 
   void join(const Clock& o);
   void meet(const Clock& o);
@@ -81,6 +84,7 @@ class Clock {
   void join_node(Ref& a, const Ref& b, int height);
   void meet_node(Ref& a, const Ref& b, int height);
   bool leq_node(const Node* a, const Node* b, int height) const;
+  static bool queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit);
 
   const Trace* t_ = nullptr;
   int64_t host_ = -1;

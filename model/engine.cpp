@@ -34,18 +34,18 @@ Engine::Engine(const Trace& t, Overrides overrides)
   by_agent_.resize(p_.signals.size());
   for (size_t s = 0; s < p_.signals.size(); ++s) init_.push_back(uint64_t(evaluate(p_.signals[s].init, t.binding)));
 
-  auto agent_list = [&](uint32_t s, uint32_t agent) -> AgentWrites& {
-    for (auto& a : by_agent_[s])
-      if (a.agent == agent) return a;
-    AgentWrites a;
-    a.agent = agent;
-    by_agent_[s].push_back(std::move(a));
-    return by_agent_[s].back();
-  };
+  // Writers are added queue by queue, then the host: by_agent_[s] is sorted by agent id.
   auto add = [&](uint32_t s, EventRef e, uint32_t agent, i128 value, int width) {
     uint32_t idx = uint32_t(writes_[s].size());
-    writes_[s].push_back({e, agent, s, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr});
-    agent_list(s, agent).idx.push_back(idx);
+    auto& agents = by_agent_[s];
+    if (agents.empty() || agents.back().agent != agent) {
+      AgentWrites a;
+      a.agent = agent;
+      agents.push_back(std::move(a));
+    }
+    uint32_t pos = uint32_t(agents.size() - 1);
+    writes_[s].push_back({e, agent, s, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr, pos});
+    agents.back().idx.push_back(idx);
     return idx;
   };
   for (uint32_t q = 0; q < nq_; ++q)
@@ -82,6 +82,14 @@ Engine::Engine(const Trace& t, Overrides overrides)
           a.monotone32 &= (v & kLowHalf) <= (next & kLowHalf);
         }
       }
+    }
+  index_.resize(p_.signals.size());
+  shared_.resize(p_.signals.size());
+  agent_signals_.resize(nq_ + 1);
+  for (uint32_t s = 0; s < p_.signals.size(); ++s)
+    for (uint32_t pos = 0; pos < by_agent_[s].size(); ++pos) {
+      signals_of(by_agent_[s][pos].agent).push_back({s, pos});
+      index_pending(s, pos, true);
     }
 }
 
@@ -166,15 +174,89 @@ uint32_t Engine::pending_candidate(EventRef w, const AgentWrites& aw, const Wait
   return aw.idx[j];
 }
 
-bool Engine::resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) const {
-  uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
-  for (const AgentWrites& aw : by_agent_[cond.signal]) {
-    if (aw.agent == own) continue;  // its own later writes come after it
-    if (pending_candidate(w, aw, cond) != kNone) {
-      blocker = aw.agent;
-      return false;
-    }
+namespace {
+// Waits compare the whole word or its low half; the writer index is kept for those two.
+bool indexed(const WaitCond& c) { return c.mask == ~uint64_t(0) || c.narrow(); }
+}  // namespace
+
+void Engine::index_pending(uint32_t s, uint32_t pos, bool add) {
+  const AgentWrites& aw = by_agent_[s][pos];
+  if (aw.processed == aw.idx.size()) return;
+  std::pair<uint64_t, uint32_t> wide{aw.suffix_max[aw.processed], pos}, low{aw.suffix_max32[aw.processed], pos};
+  if (add) index_[s].pending.insert(wide), index_[s].pending32.insert(low);
+  else index_[s].pending.erase(wide), index_[s].pending32.erase(low);
+}
+
+uint32_t Engine::pos_of(uint32_t s, uint32_t agent) const {
+  const auto& agents = by_agent_[s];
+  auto it = std::partition_point(agents.begin(), agents.end(), [&](const AgentWrites& a) { return a.agent < agent; });
+  return it != agents.end() && it->agent == agent ? uint32_t(it - agents.begin()) : kNone;
+}
+
+void Engine::matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const {
+  const auto& done = cond.narrow() ? index_[cond.signal].done32 : index_[cond.signal].done;
+  for (auto it = done.lower_bound({cond.threshold, 0}); it != done.end(); ++it) out.push_back(it->second);
+}
+
+void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none) const {
+  const auto& agents = by_agent_[cond.signal];
+  const auto& ws = writes_[cond.signal];
+  auto add = [&](uint32_t pos) {
+    if (agents[pos].processed) out.push_back(pos);
+  };
+  knows_none = false;
+  std::vector<uint32_t> queues;
+  if (!indexed(cond) || !start.queues(queues, agents.size() / 4)) {
+    for (uint32_t pos = 0; pos < agents.size(); ++pos) add(pos);
+    return;
   }
+  knows_none = true;
+  auto knows_some = [&](const AgentWrites& aw) {  // an ordered agent's known writes are a prefix
+    return ordered_agent(aw.agent) ? known(start, ws[aw.idx[0]].event) : knows_any_write(start, cond.signal, aw);
+  };
+  for (uint32_t q : queues)
+    if (uint32_t pos = pos_of(cond.signal, q); pos != kNone && agents[pos].processed) {
+      out.push_back(pos);
+      knows_none &= !knows_some(agents[pos]);
+    }
+  if (!agents.empty() && agents.back().agent == kHostAgent && agents.back().processed) {
+    out.push_back(uint32_t(agents.size() - 1));
+    knows_none &= !knows_some(agents.back());
+  }
+  if (knows_none) {  // the caller takes the writers with a match only if its shared list is stale
+    out.clear();
+    return;
+  }
+  matching_writers(cond, out);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+// A wait `derive` proved things of: whether the one writer it still needs has a pending write for it.
+bool Engine::derived_blocker(EventRef w, const WaitCond& cond, bool& blocked, uint32_t& blocker) const {
+  if (w.host) return false;
+  const QueueState& st = qs_[t_.cmds[w.id].queue];
+  if (st.derived_wait != w.id) return false;
+  blocked = false;
+  if (st.derived_only != kNone && pending_candidate(w, by_agent_[cond.signal][st.derived_only], cond) != kNone) {
+    blocked = true;
+    blocker = by_agent_[cond.signal][st.derived_only].agent;
+  }
+  return true;
+}
+
+bool Engine::resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) const {
+  if (bool blocked; derived_blocker(w, cond, blocked, blocker)) return !blocked;
+  uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
+  auto blocks = [&](const AgentWrites& aw) {
+    if (aw.agent == own || pending_candidate(w, aw, cond) == kNone) return false;  // its own later writes come after it
+    blocker = aw.agent;
+    return true;
+  };
+  if (!indexed(cond)) return std::none_of(by_agent_[cond.signal].begin(), by_agent_[cond.signal].end(), blocks);
+  const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+  for (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end(); ++it)
+    if (blocks(by_agent_[cond.signal][it->second])) return false;
   return true;
 }
 
@@ -205,12 +287,12 @@ struct Engine::Scan {
   }
 };
 
-bool Engine::scan_known(const Scan& sc, std::vector<Span>& spans, std::vector<uint32_t>& lower_known) const {
+bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans,
+                        std::vector<uint32_t>& lower_known) const {
   bool any_known = false;
-  const auto& agents = by_agent_[sc.cond.signal];
   spans.assign(agents.size(), {});
   for (size_t a = 0; a < agents.size(); ++a) {
-    const AgentWrites& aw = agents[a];
+    const AgentWrites& aw = by_agent_[sc.cond.signal][agents[a]];
     size_t n = sc.limit(aw);
     if (n == 0) continue;
     if (ordered_agent(aw.agent)) {
@@ -245,15 +327,14 @@ bool Engine::scan_known(const Scan& sc, std::vector<Span>& spans, std::vector<ui
   return any_known;
 }
 
-void Engine::pick_candidates(const Scan& sc, const std::vector<Span>& spans, const std::vector<uint32_t>& lower_known,
-                             WaitResolution& r) const {
+void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents, const std::vector<Span>& spans,
+                             const std::vector<uint32_t>& lower_known, WaitResolution& r) const {
   auto add = [&](uint32_t idx, bool known) {
     r.candidates.push_back(idx);
     r.candidate_known.push_back(known);
   };
-  const auto& agents = by_agent_[sc.cond.signal];
   for (size_t a = 0; a < agents.size(); ++a) {
-    const AgentWrites& aw = agents[a];
+    const AgentWrites& aw = by_agent_[sc.cond.signal][agents[a]];
     size_t n = sc.limit(aw);
     if (n == 0) continue;
     if (ordered_agent(aw.agent)) {
@@ -301,27 +382,65 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<Span>& spans, con
 void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                         WaitResolution& r, Clock& learned) const {
   Scan sc{*this, w, cond, start, after_wait, writes_[cond.signal]};
-  work_ += by_agent_[cond.signal].size();
+  std::vector<uint32_t> agents;
+  bool knows_none;
+  relevant_writers(cond, start, agents, knows_none);
+  work_ += 1;
+  auto meet_of = [&](const std::vector<uint32_t>& cands) {
+    Clock m(&t_);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (i == 0) m = *sc.ws[cands[0]].end;
+      else m.meet(*sc.ws[cands[i]].end);
+    }
+    return m;
+  };
+  r.initial_candidate = cond.met_by(init_[cond.signal]);
+  if (knows_none && !after_wait) {
+    // The wait knows no write: its candidates depend only on the writes made so far (shared).
+    SharedCandidates& sh = shared_[cond.signal][{cond.threshold, cond.mask}];
+    if (!sh.list || sh.version != processed_order_[cond.signal].size()) {
+      matching_writers(cond, agents);
+      std::sort(agents.begin(), agents.end());
+      work_ += agents.size();
+      std::vector<Span> spans;
+      std::vector<uint32_t> lower_known;
+      WaitResolution tmp{w, cond, {}, false, {}, true, nullptr};
+      scan_known(sc, agents, spans, lower_known);
+      pick_candidates(sc, agents, spans, lower_known, tmp);
+      sh.version = processed_order_[cond.signal].size();
+      sh.meet = meet_of(tmp.candidates);
+      sh.list = std::make_shared<const std::vector<uint32_t>>(std::move(tmp.candidates));
+    }
+    if (!sh.list->empty()) r.shared = sh.list;
+    learned = r.initial_candidate ? Clock(&t_) : sh.meet;
+    return;
+  }
+  if (knows_none) {  // refine: the writes that ran after the wait are no candidates, so nothing is shared
+    matching_writers(cond, agents);
+    std::sort(agents.begin(), agents.end());
+  }
+  work_ += agents.size();
   std::vector<Span> spans;
   std::vector<uint32_t> lower_known;
-  bool any_known = scan_known(sc, spans, lower_known);
-  pick_candidates(sc, spans, lower_known, r);
-  r.initial_candidate = cond.met_by(init_[cond.signal]) && !any_known;
-  learned = Clock(&t_);
-  if (!r.initial_candidate) {
-    for (size_t i = 0; i < r.candidates.size(); ++i) {
-      if (i == 0) learned = *sc.ws[r.candidates[0]].end;
-      else learned.meet(*sc.ws[r.candidates[i]].end);
-    }
-  }
+  bool any_known = scan_known(sc, agents, spans, lower_known);
+  pick_candidates(sc, agents, spans, lower_known, r);
+  r.initial_candidate &= !any_known;
+  learned = r.initial_candidate ? Clock(&t_) : meet_of(r.candidates);
 }
 
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced) {
-  WaitResolution r{w, cond, {}, false, {}, true};
+  WaitResolution r{w, cond, {}, false, {}, true, nullptr};
   candidates(w, cond, start, false, r, learned);
-  bool ok = r.initial_candidate || !r.candidates.empty();
-  if (ok && forced) resolve_forced(w, cond, start, r, learned);
+  bool ok = r.initial_candidate || r.count() > 0;
+  if (ok && forced) {
+    if (r.shared) {  // a forced wait keeps its own list (refine compares it)
+      r.candidates.insert(r.candidates.end(), r.shared->begin(), r.shared->end());
+      r.candidate_known.resize(r.candidates.size(), false);
+      r.shared = nullptr;
+    }
+    resolve_forced(w, cond, start, r, learned);
+  }
   r.adds_ordering = ok && !learned.leq(start);
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
@@ -352,7 +471,7 @@ Engine::Overrides Engine::refine(bool& changed) const {
   changed = false;
   Overrides out;
   for (const Forced& f : forced_) {
-    WaitResolution r{f.wait, f.cond, {}, false, {}, true};
+    WaitResolution r{f.wait, f.cond, {}, false, {}, true, nullptr};
     Override o;
     candidates(f.wait, f.cond, f.start, true, r, o.learned);
     o.candidates = std::move(r.candidates);
@@ -388,9 +507,10 @@ uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
 void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   SignalWrite& w = writes_[s][index];
   if (w.narrow) w.value = written_word(high_half_before(s, end), w.value, 32);
-  AgentWrites* aw = nullptr;
-  for (auto& a : by_agent_[s])
-    if (a.agent == w.agent) aw = &a;
+  AgentWrites* aw = &by_agent_[s][w.pos];
+  WriterIndex& ix = index_[s];
+  index_pending(s, w.pos, false);
+  if (aw->processed) ix.done.erase({aw->processed_max, w.pos}), ix.done32.erase({aw->processed_max32, w.pos});
   // Does it follow every earlier write of its agent? (Always, except for chained releases.)
   w.follows_all_prev = true;
   if (aw->processed > 0) {
@@ -405,15 +525,24 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     wake(q);
   }
   waiting_on_[s].clear();
+  for (uint32_t q : aw->waiters) {
+    if (parked_on_[q] == s) parked_on_[q] = kNone;
+    wake(q);
+  }
+  aw->waiters.clear();
   w.processed = true;
   w.end = std::make_shared<const Clock>(end);
   ++aw->processed;
   aw->processed_max = std::max(aw->processed_max, w.value);
   aw->processed_max32 = std::max(aw->processed_max32, w.value & kLowHalf);
+  ix.done.insert({aw->processed_max, w.pos});
+  ix.done32.insert({aw->processed_max32, w.pos});
+  index_pending(s, w.pos, true);
 }
 
 void Engine::kill_agent(uint32_t agent, uint32_t cause) {
   ++deaths_;
+  for (auto [s, pos] : signals_of(agent)) index_pending(s, pos, false);  // its pending writes never come
   for (uint32_t q : parked_) wake(q);  // their waits may now be blocked behind it
   if (agent == kHostAgent) {
     host_dead_ = true;
@@ -450,6 +579,16 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
   bool was_forced = forced;
   forced = false;
   if (resolve(w, cond, start, learned, obs, was_forced)) return WaitStep::Resolved;
+  // Derived, but the writes made so far are all overwritten: then it is caught in a cycle with the
+  // waits behind it (or needs a pending write after all). unstick decides, without derivations.
+  if (!w.host && qs_[agent].derived_wait == w.id) {
+    qs_[agent].derived_wait = kNone;
+    underived_.insert(w.id);
+    if (!resolvable(w, cond, blocker)) {
+      blocked_at = epoch(cond.signal);
+      return WaitStep::Blocked;
+    }
+  }
   // Forced by unstick, but every write made so far is overwritten: it still needs a pending one.
   if (was_forced && !resolvable(w, cond, blocker)) {
     blocked_at = epoch(cond.signal);
@@ -538,6 +677,177 @@ bool Engine::step_host(EngineObserver& obs) {
   return true;
 }
 
+namespace {
+// A multiset of (key, place) pairs that answers "how many have a key >= v, and what do their
+// places add up to" in O(log^2 n), and takes single insertions in amortized O(log n): sorted runs
+// of sizes 1, 2, 4, ... merged like a binary counter, each with suffix sums of its places.
+class KeyCounts {
+ public:
+  size_t size() const { return size_; }
+  void insert(uint64_t key, uint32_t place) {
+    std::vector<std::pair<uint64_t, uint32_t>> carry{{key, place}};
+    size_t level = 0;
+    for (; level < runs_.size() && !runs_[level].items.empty(); ++level) {
+      std::vector<std::pair<uint64_t, uint32_t>> merged;
+      merged.reserve(carry.size() + runs_[level].items.size());
+      std::merge(carry.begin(), carry.end(), runs_[level].items.begin(), runs_[level].items.end(), std::back_inserter(merged));
+      carry = std::move(merged);
+      runs_[level] = {};
+    }
+    if (level == runs_.size()) runs_.emplace_back();
+    runs_[level].items = std::move(carry);
+    auto& r = runs_[level];
+    r.suffix.assign(r.items.size() + 1, 0);
+    for (size_t i = r.items.size(); i-- > 0;) r.suffix[i] = r.suffix[i + 1] + r.items[i].second;
+    ++size_;
+  }
+  // Moves every element of `o` into this one.
+  void absorb(KeyCounts& o) {
+    for (auto& r : o.runs_)
+      for (auto [k, p] : r.items) insert(k, p);
+    o = {};
+  }
+  std::pair<uint64_t, uint64_t> at_least(uint64_t v) const {  // count, sum of places
+    uint64_t n = 0, sum = 0;
+    for (const auto& r : runs_) {
+      if (r.items.empty()) continue;
+      size_t i = size_t(std::lower_bound(r.items.begin(), r.items.end(), std::pair<uint64_t, uint32_t>{v, 0}) - r.items.begin());
+      n += r.items.size() - i;
+      sum += r.suffix[i];
+    }
+    return {n, sum};
+  }
+
+ private:
+  struct Run {
+    std::vector<std::pair<uint64_t, uint32_t>> items;
+    std::vector<uint64_t> suffix;
+  };
+  std::vector<Run> runs_;
+  size_t size_ = 0;
+};
+}  // namespace
+
+// The stuck waits of one signal (and width) prove facts of each other from below. Wait W's
+// pending candidates are the writers with a pending value that meets it. Say a writer's pending
+// writes are all behind the wait at the head of its queue. If every pending candidate of W is
+// behind one head H, and W has no other candidate (no write made so far meets it, nor does the
+// initial value), then W's end comes after H's end: every candidate does. So W hangs under H in a
+// forest, and the writes of every queue in W's subtree come after H's end too: they are no
+// candidates of H. A root whose remaining candidates are all in its subtree is cleared: it can
+// be resolved now, with the writes made so far, and that is exactly its least-fixed-point
+// resolution (every candidate it leaves out comes after it, whatever else the fixed point adds).
+// A wait with one remaining writer records it, so it is resolved once that writer's writes ran.
+// Each fact holds in the least fixed point, so no round of `refine` is needed for them; where
+// nothing is cleared, `unstick` forces a wait as before. Cost: O(writers + waits log^2) per episode.
+bool Engine::derive() {
+  auto& nodes = stuck_nodes_;
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    if (!nodes[i].wait.host && indexed(nodes[i].cond) && !underived_.count(nodes[i].wait.id)) order.push_back(i);
+  auto group_of = [&](uint32_t i) { return std::pair<uint32_t, bool>{nodes[i].cond.signal, nodes[i].cond.narrow()}; };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return group_of(a) < group_of(b); });
+  std::vector<int> local(nodes.size(), -1);
+  bool cleared = false;
+  for (size_t gb = 0, ge; gb < order.size(); gb = ge) {
+    for (ge = gb; ge < order.size() && group_of(order[ge]) == group_of(order[gb]);) ++ge;
+    const auto [s, narrow] = group_of(order[gb]);
+    const auto& agents = by_agent_[s];
+    const auto& pending = narrow ? index_[s].pending32 : index_[s].pending;
+    const auto& done = narrow ? index_[s].done32 : index_[s].done;
+    // Pending values, ascending, with suffix sums of their places.
+    std::vector<std::pair<uint64_t, uint32_t>> keys(pending.begin(), pending.end());
+    std::vector<uint64_t> suffix(keys.size() + 1, 0);
+    for (size_t i = keys.size(); i-- > 0;) suffix[i] = suffix[i + 1] + keys[i].second;
+    auto all_at_least = [&](uint64_t v) -> std::pair<uint64_t, uint64_t> {
+      size_t i = size_t(std::lower_bound(keys.begin(), keys.end(), std::pair<uint64_t, uint32_t>{v, 0}) - keys.begin());
+      return {keys.size() - i, suffix[i]};
+    };
+    size_t n = ge - gb;
+    struct Node {
+      uint32_t node, own = kNone;  // stuck_nodes_ index; its queue's place among the writers, if pending
+      uint64_t own_key = 0, v = 0, m = 0, m_sum = 0;
+      bool has_done = false;
+      int parent = -1, rep = 0;
+      uint32_t only = kNone;
+      bool clear = false;
+    };
+    std::vector<Node> g(n);
+    std::vector<KeyCounts> members(n);
+    std::vector<int> root_of(n);  // per union-find representative: the root of its tree
+    for (size_t k = 0; k < n; ++k) {
+      Node& x = g[k];
+      x.node = order[gb + k];
+      local[x.node] = int(k);
+      const StuckNode& sn = nodes[x.node];
+      x.v = sn.cond.threshold;
+      x.rep = int(k);
+      root_of[k] = int(k);
+      uint32_t pos = pos_of(s, sn.agent);
+      if (pos != kNone && agents[pos].processed < agents[pos].idx.size() && !qs_[sn.agent].dead) {
+        x.own = pos;
+        x.own_key = narrow ? agents[pos].suffix_max32[agents[pos].processed] : agents[pos].suffix_max[agents[pos].processed];
+        members[k].insert(x.own_key, pos);
+      }
+      auto [m, sum] = all_at_least(x.v);
+      bool own_counts = x.own != kNone && x.own_key >= x.v;
+      x.m = m - (own_counts ? 1 : 0);
+      x.m_sum = sum - (own_counts ? x.own : 0);
+      x.has_done = sn.cond.met_by(init_[s]) || done.lower_bound({x.v, 0}) != done.end();
+    }
+    std::vector<int> uf(n);
+    for (size_t k = 0; k < n; ++k) uf[k] = int(k);
+    std::function<int(int)> find = [&](int a) {
+      while (uf[size_t(a)] != a) a = uf[size_t(a)] = uf[size_t(uf[size_t(a)])];
+      return a;
+    };
+    std::vector<int> work(n);
+    for (size_t k = 0; k < n; ++k) work[k] = int(n - 1 - k);
+    while (!work.empty()) {
+      int k = work.back();
+      work.pop_back();
+      Node& x = g[size_t(k)];
+      if (x.parent >= 0 || x.clear) continue;
+      int r = find(k);
+      auto [tn, tsum] = members[size_t(r)].at_least(x.v);
+      bool own_counts = x.own != kNone && x.own_key >= x.v;
+      uint64_t in_tree = tn - (own_counts ? 1 : 0), in_tree_sum = tsum - (own_counts ? x.own : 0);
+      uint64_t left = x.m - in_tree;
+      if (left == 0) {
+        // With no other candidate its candidates all come after it: a cycle, which unstick reports.
+        x.clear = x.has_done;
+        continue;
+      }
+      if (left != 1 || x.has_done) continue;
+      uint32_t only = uint32_t(x.m_sum - in_tree_sum);
+      uint32_t agent = agents[only].agent;
+      int h = agent == kHostAgent || stuck_node_of_queue_[agent] < 0 ? -1 : local[size_t(stuck_node_of_queue_[agent])];
+      if (h < 0 || find(h) == r) continue;  // its writer is not a stuck head of this group
+      x.parent = h;
+      x.only = only;
+      int hr = find(h), root = root_of[size_t(hr)];
+      if (members[size_t(r)].size() > members[size_t(hr)].size()) std::swap(members[size_t(r)], members[size_t(hr)]);
+      members[size_t(hr)].absorb(members[size_t(r)]);
+      uf[size_t(r)] = hr;
+      root_of[size_t(hr)] = root;
+      work.push_back(root);
+    }
+    for (const Node& x : g) {
+      if (!x.clear && x.only == kNone) continue;
+      const StuckNode& sn = nodes[x.node];
+      QueueState& st = qs_[sn.agent];
+      st.derived_wait = sn.wait.id;
+      st.derived_only = x.clear ? kNone : x.only;
+      st.blocked_at = ~uint64_t(0);
+      parked_on_[sn.agent] = kNone;
+      wake(sn.agent);
+      cleared |= x.clear;
+    }
+    for (const Node& x : g) local[x.node] = -1;
+  }
+  return cleared;
+}
+
 void Engine::unstick() {
   // Nodes: the wait at the head of each stuck agent. (Buffers are members: this runs once per
   // stuck episode, which is once per cross-queue wait in timeline-heavy programs.)
@@ -569,6 +879,7 @@ void Engine::unstick() {
     for (auto& st : qs_) st.dead = true;
     return;
   }
+  if (derive()) return;
   // The graph is tiny (one node per stuck agent) and built once per stuck episode, so it is a plain
   // vector of adjacency lists (Boost's vector_as_graph) rather than an adjacency_list.
   // vector_as_graph takes every element of `out` as a vertex: exactly one list per node.
@@ -665,7 +976,9 @@ void Engine::park(uint32_t q) {
   if (!host_ran_[c.submit] || c.op != CmdOp::Wait) return;  // the host's submit wakes it
   if (parked_on_[q] == c.signal) return;
   parked_on_[q] = c.signal;
-  waiting_on_[c.signal].push_back(q);
+  // A derived wait needs only one writer's writes: it is not woken by every write of its signal.
+  if (st.derived_wait == t_.queue_cmds[q][st.pos] && st.derived_only != kNone) by_agent_[c.signal][st.derived_only].waiters.push_back(q);
+  else waiting_on_[c.signal].push_back(q);
   parked_.push_back(q);
 }
 

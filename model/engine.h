@@ -4,10 +4,17 @@
 // It processes commands in an order consistent with happens-before (a linear extension):
 // every queue and the host advance in order; a wait is resolved once every write that could
 // satisfy it has been processed or can only come after it. When every agent is stuck, the stuck
-// waits form a small graph (wait -> the wait that holds back a write it needs); in each of its
-// sink components one wait is forced (resolved from below, see `refine`), or the component is a
-// deadlock (no candidate, or a cycle). Cost is linear in the trace, times the number of queues
-// for clock operations, times the rounds `refine` asks for (one, or two when a wait was forced).
+// waits first prove what they can of each other from below (`derive`: a wait whose pending
+// candidates all sit behind one stuck head comes after it, so that head need not wait for the
+// writes behind it); a wait so cleared is resolved exactly, and the run goes on. Only where
+// nothing is cleared do the stuck waits form a graph (wait -> the wait that holds back a write
+// it needs); in each of its sink components one wait is forced (resolved from below, see
+// `refine`), or the component is a deadlock (no candidate, or a cycle).
+//
+// A wait looks only at the writers of its signal that can matter to it (WriterIndex: those with
+// a value that meets it, those its start knows of), and waits that know no write of their signal
+// share one candidate list. Cost is linear in the trace, times the number of queues for clock
+// operations, times the rounds `refine` asks for (one; two or more only when a wait was forced).
 //
 // Checkers observe the run through EngineObserver; the simulator and the checkers read the
 // same rules, which live here and in model/profile.h only.
@@ -15,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +44,7 @@ struct SignalWrite {
   bool processed = false;
   bool follows_all_prev = false;  // once processed: every earlier write of its agent happens before it
   std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
+  uint32_t pos = 0;  // its agent's place among the signal's writers (Engine's per-signal lists)
 };
 
 // What wait `w` of `t` (a device or host `wait`) waits for.
@@ -44,10 +53,18 @@ WaitCond wait_cond(const Trace& t, EventRef w);
 struct WaitResolution {
   EventRef wait;
   WaitCond cond;
-  std::vector<uint32_t> candidates;    // indices into Engine::writes(signal)
+  std::vector<uint32_t> candidates;    // indices into Engine::writes(signal); read them through candidate(i)
   bool initial_candidate = false;      // the initial value can satisfy it
   std::vector<bool> candidate_known;   // per candidate: it happens before the wait starts
   bool adds_ordering = true;           // false: the result is already known at the wait's start
+  // A wait that knows no write of its signal has the same candidates as every other such wait with
+  // its threshold, made so far: they are shared, not copied (thousands of writers, thousands of
+  // waits), and come after `candidates` (none of them known).
+  std::shared_ptr<const std::vector<uint32_t>> shared;
+
+  size_t count() const { return candidates.size() + (shared ? shared->size() : 0); }
+  uint32_t candidate(size_t i) const { return i < candidates.size() ? candidates[i] : (*shared)[i - candidates.size()]; }
+  bool known(size_t i) const { return i < candidates.size() && candidate_known[i]; }
 };
 
 struct Deadlock {
@@ -127,6 +144,9 @@ class Engine {
     bool dead = false;
     bool forced = false;   // unstick: resolve the head wait with the writes already made
     uint64_t blocked_at = ~uint64_t(0);  // the head wait was found blocked at this epoch of its signal
+    // What `derive` proved of the wait `derived_wait` (a command id): every pending write that could
+    // satisfy it comes after its end, except those of writer `derived_only` (kNone: all of them).
+    uint32_t derived_wait = kNone, derived_only = kNone;
   };
   bool step_queue(uint32_t q, EngineObserver& obs);
   bool step_host(EngineObserver& obs);
@@ -139,6 +159,14 @@ class Engine {
   // after its end) into `r`, and the meet of their clocks into `learned`.
   void candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                   WaitResolution& r, Clock& learned) const;
+  // The candidates of waits that know no write of their signal, per signal and (threshold, mask),
+  // as of `version` (the signal's writes processed so far).
+  struct SharedCandidates {
+    size_t version = 0;
+    std::shared_ptr<const std::vector<uint32_t>> list;
+    Clock meet;
+  };
+  mutable std::vector<std::map<std::pair<uint64_t, uint64_t>, SharedCandidates>> shared_;
   struct Scan;
   struct Span {
     size_t kb = 0;   // ordered agents: the wait knows its writes [0, kb)
@@ -146,10 +174,11 @@ class Engine {
   };
   // candidates(), pass 1: per agent, what the wait knows of its writes, and the known writes that
   // do not satisfy it (they may overwrite candidates). Returns whether it knows any write.
-  bool scan_known(const Scan& sc, std::vector<Span>& spans, std::vector<uint32_t>& lower_known) const;
+  bool scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans,
+                  std::vector<uint32_t>& lower_known) const;
   // Pass 2: the candidates.
-  void pick_candidates(const Scan& sc, const std::vector<Span>& spans, const std::vector<uint32_t>& lower_known,
-                       WaitResolution& r) const;
+  void pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents, const std::vector<Span>& spans,
+                       const std::vector<uint32_t>& lower_known, WaitResolution& r) const;
   // A forced wait's resolution: the override from an earlier run, or a lower bound of it.
   void resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                       WaitResolution& r, Clock& learned);
@@ -165,6 +194,11 @@ class Engine {
   void record_write(uint32_t signal, size_t index, const Clock& end);
   bool write_dead(const SignalWrite& w) const;
   void unstick();
+  // Before forcing anything: what the stuck waits prove of each other from below (sound facts of
+  // the least fixed point), so that a wait whose pending candidates all come after it resolves
+  // exactly, with no forcing and no further round. True when some wait was cleared.
+  bool derive();
+  std::set<uint32_t> underived_;  // waits whose derivation did not hold up (their writes so far are overwritten)
   enum class WaitStep { Blocked, Resolved, Dead };
   // One attempt at the wait at the head of `agent`: blocked (a write it may need has not run),
   // resolved (`learned` holds what its end learns), or dead (a deadlock, or blocked behind one).
@@ -186,6 +220,7 @@ class Engine {
   std::vector<uint32_t> parked_on_;               // per queue: the signal it is listed under, or kNone
   std::vector<std::vector<uint32_t>> waiting_on_;  // per signal: queues parked at a wait on it
   std::vector<uint32_t> parked_;                   // queues parked at a wait (some entries stale)
+  bool derived_blocker(EventRef w, const WaitCond& cond, bool& blocked, uint32_t& blocker) const;
   std::vector<StuckNode> stuck_nodes_;
   std::vector<std::pair<EventRef, uint64_t>> unforceable_;  // forced waits that found no candidate, at epoch
   std::vector<int> stuck_node_of_queue_;
@@ -224,7 +259,27 @@ class Engine {
     bool monotone = true, monotone32 = true;  // values never decrease (timelines): binary search
     size_t processed = 0;
     uint64_t processed_max = 0, processed_max32 = 0;  // the largest values written so far
+    std::vector<uint32_t> waiters;  // queues whose derived wait needs only this writer's writes
   };
+  // Per signal, the writers ordered by what they can offer a wait (pairs of value and place in
+  // by_agent_): the largest value written so far, and the largest value still to come from a live
+  // writer, each at both widths. A wait looks only at the writers that can matter to it, not at
+  // every writer of its signal (one signal written by thousands of queues).
+  struct WriterIndex {
+    std::set<std::pair<uint64_t, uint32_t>> done, done32, pending, pending32;
+  };
+  std::vector<WriterIndex> index_;
+  void index_pending(uint32_t signal, uint32_t pos, bool add);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> agent_signals_;  // per queue (host last): (signal, pos)
+  std::vector<std::pair<uint32_t, uint32_t>>& signals_of(uint32_t agent) {
+    return agent_signals_[agent == kHostAgent ? nq_ : agent];
+  }
+  // The writers of a wait's signal that can matter to it: those that wrote a value meeting it,
+  // those its start knows of, and the host; as places in by_agent_, in order.
+  // `knows_none`: start knows no write of the signal (then `out` holds only writers with a match).
+  void relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none) const;
+  uint32_t pos_of(uint32_t signal, uint32_t agent) const;
+  void matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;  // wrote a value meeting it  // kNone when it does not write it
   bool ordered_agent(uint32_t agent) const;
   bool knows_any_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;
   // Chained queues: how far back a wait looks for candidates, and how many it keeps

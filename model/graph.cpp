@@ -26,8 +26,8 @@ DotGraph happens_before_graph(const Engine& e, const std::vector<std::pair<Loc, 
   auto add_wait_edges = [&](EventRef w) {
     const WaitResolution* r = e.resolution(w);
     if (!r) return;
-    for (uint32_t i : r->candidates) {
-      const SignalWrite& sw = e.writes(r->cond.signal)[i];
+    for (size_t k = 0; k < r->count(); ++k) {
+      const SignalWrite& sw = e.writes(r->cond.signal)[r->candidate(k)];
       edges.push_back({Edge::Wait, node(sw.event), node(w), p.signals[r->cond.signal].name});
     }
   };

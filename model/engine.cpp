@@ -571,6 +571,7 @@ uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) const {
 Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                                   uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
   uint32_t blocker;
+  if (!w.host) inherit(w, agent, cond);
   if (!forced && blocked_at == epoch(cond.signal)) return WaitStep::Blocked;
   if (!forced && !resolvable(w, cond, blocker)) {
     blocked_at = epoch(cond.signal);
@@ -583,6 +584,7 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
   // waits behind it (or needs a pending write after all). unstick decides, without derivations.
   if (!w.host && qs_[agent].derived_wait == w.id) {
     qs_[agent].derived_wait = kNone;
+    qs_[agent].derived_valid = false;
     underived_.insert(w.id);
     if (!resolvable(w, cond, blocker)) {
       blocked_at = epoch(cond.signal);
@@ -740,6 +742,26 @@ class KeyCounts {
 // A wait with one remaining writer records it, so it is resolved once that writer's writes ran.
 // Each fact holds in the least fixed point, so no round of `refine` is needed for them; where
 // nothing is cleared, `unstick` forces a wait as before. Cost: O(writers + waits log^2) per episode.
+bool Engine::has_done(const WaitCond& cond) const {
+  const auto& done = cond.narrow() ? index_[cond.signal].done32 : index_[cond.signal].done;
+  return cond.met_by(init_[cond.signal]) || done.lower_bound({cond.threshold, 0}) != done.end();
+}
+
+void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
+  QueueState& st = qs_[q];
+  if (w.host || !st.derived_valid || st.derived_wait == w.id || cond.signal != st.derived_signal ||
+      cond.narrow() != st.derived_narrow || !indexed(cond) || cond.threshold < st.derived_v || episodes_ != st.derived_episode ||
+      underived_.count(w.id))
+    return;
+  uint32_t pos = pos_of(cond.signal, q);
+  if ((pos == kNone ? 0 : by_agent_[cond.signal][pos].processed) != st.derived_own) return;
+  uint32_t only = st.derived_only;
+  if (only != kNone && pending_candidate(w, by_agent_[cond.signal][only], cond) == kNone) only = kNone;
+  if (only == kNone && !has_done(cond)) return;  // no candidate but those behind it: unstick's cycle
+  st.derived_wait = w.id;
+  st.derived_only = only;
+}
+
 bool Engine::derive() {
   auto& nodes = stuck_nodes_;
   std::vector<uint32_t> order;
@@ -757,6 +779,7 @@ bool Engine::derive() {
     const auto& done = narrow ? index_[s].done32 : index_[s].done;
     // Pending values, ascending, with suffix sums of their places.
     std::vector<std::pair<uint64_t, uint32_t>> keys(pending.begin(), pending.end());
+    work_ += keys.size() + (ge - gb);
     std::vector<uint64_t> suffix(keys.size() + 1, 0);
     for (size_t i = keys.size(); i-- > 0;) suffix[i] = suffix[i + 1] + keys[i].second;
     auto all_at_least = [&](uint64_t v) -> std::pair<uint64_t, uint64_t> {
@@ -793,7 +816,8 @@ bool Engine::derive() {
       bool own_counts = x.own != kNone && x.own_key >= x.v;
       x.m = m - (own_counts ? 1 : 0);
       x.m_sum = sum - (own_counts ? x.own : 0);
-      x.has_done = sn.cond.met_by(init_[s]) || done.lower_bound({x.v, 0}) != done.end();
+      x.has_done = has_done(sn.cond);
+      (void)done;
     }
     std::vector<int> uf(n);
     for (size_t k = 0; k < n; ++k) uf[k] = int(k);
@@ -838,6 +862,12 @@ bool Engine::derive() {
       QueueState& st = qs_[sn.agent];
       st.derived_wait = sn.wait.id;
       st.derived_only = x.clear ? kNone : x.only;
+      st.derived_valid = true;
+      st.derived_signal = s;
+      st.derived_narrow = narrow;
+      st.derived_v = x.v;
+      st.derived_episode = episodes_;
+      st.derived_own = pos_of(s, sn.agent) == kNone ? 0 : agents[pos_of(s, sn.agent)].processed;
       st.blocked_at = ~uint64_t(0);
       parked_on_[sn.agent] = kNone;
       wake(sn.agent);
@@ -849,6 +879,7 @@ bool Engine::derive() {
 }
 
 void Engine::unstick() {
+  ++episodes_;
   // Nodes: the wait at the head of each stuck agent. (Buffers are members: this runs once per
   // stuck episode, which is once per cross-queue wait in timeline-heavy programs.)
   auto& nodes = stuck_nodes_;

@@ -147,6 +147,12 @@ class Engine {
     // What `derive` proved of the wait `derived_wait` (a command id): every pending write that could
     // satisfy it comes after its end, except those of writer `derived_only` (kNone: all of them).
     uint32_t derived_wait = kNone, derived_only = kNone;
+    // What that proof rests on, so that a later wait of the queue may inherit it (`inherit`): the
+    // signal, width and threshold it was made for, the episode, and the queue's writes of the signal.
+    bool derived_valid = false, derived_narrow = false;
+    uint32_t derived_signal = kNone;
+    uint64_t derived_v = 0, derived_episode = 0;
+    size_t derived_own = 0;
   };
   bool step_queue(uint32_t q, EngineObserver& obs);
   bool step_host(EngineObserver& obs);
@@ -198,6 +204,13 @@ class Engine {
   // the least fixed point), so that a wait whose pending candidates all come after it resolves
   // exactly, with no forcing and no further round. True when some wait was cleared.
   bool derive();
+  // A later wait of a queue whose wait was derived, on the same signal and width and at least its
+  // threshold, inherits the proof while nothing it rests on changed: no episode since (nothing was
+  // forced, so every wait behind the queue's pending writes still is) and no write of the signal by
+  // the queue (those writes, behind this wait too, are what the waits it excluded come after).
+  void inherit(EventRef w, uint32_t q, const WaitCond& cond);
+  uint64_t episodes_ = 0;  // calls of unstick
+  bool has_done(const WaitCond& cond) const;  // the initial value, or a write made so far, meets it
   std::set<uint32_t> underived_;  // waits whose derivation did not hold up (their writes so far are overwritten)
   enum class WaitStep { Blocked, Resolved, Dead };
   // One attempt at the wait at the head of `agent`: blocked (a write it may need has not run),

@@ -544,6 +544,21 @@ TEST_CASE("model: a relay of 2,000 queues is proved from below in one pass, and 
   size_t races = 0;
   for (auto& d : b->diags) races += d.rule == "race";
   CHECK(races == 150);
+  // Each queue waiting twice: the second wait inherits the first one's proof (Engine::inherit)
+  // instead of a stuck episode per queue; the verdict is the same.
+  std::string twice = relay(300, -1);
+  for (size_t at = 0; (at = twice.find("  wait s >= ", at)) != std::string::npos;) {
+    size_t end = twice.find('\n', at) + 1;
+    std::string line = twice.substr(at, end - at);
+    twice.insert(end, line);
+    at = end + line.size();
+  }
+  auto t = check(twice);
+  REQUIRE(!t->input_error);
+  CHECK(t->summary().empty());
+  qvet::Engine e2(t->trace);
+  e2.run(none);
+  CHECK(!e2.forced_any());
 }
 
 TEST_CASE("model: 3,000 readers of one signal written by 3,000 queues share one candidate list") {

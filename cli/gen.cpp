@@ -149,7 +149,7 @@ static std::string generate_shape(const GenOptions& o) {
     }
   } else if (o.shape == "fan-in") {
     // One signal written by half the queues and waited for by the other half: each wait has every
-    // writer as a candidate (docs/performance.md, "Not linear yet": k^2 today).
+    // writer as a candidate, and the waits share one candidate list (docs/performance.md).
     uint64_t k = std::max<uint64_t>(n / 6, 1);
     declare_queues(2 * k);
     emit("signal s on host = 0");
@@ -162,7 +162,8 @@ static std::string generate_shape(const GenOptions& o) {
     }
   } else if (o.shape == "timeline-relay") {
     // A timeline passed from queue to queue: queue i waits for i and signals i + 1, and any later
-    // queue's write could satisfy each wait (the least fixed point's rounds: "Not linear yet").
+    // queue's write could satisfy each wait until the least fixed point shows it comes after
+    // (Engine::derive proves it in one pass; docs/performance.md).
     uint64_t queues = std::max<uint64_t>(n / 3, 1);
     declare_queues(queues);
     emit("signal s on host = 0");

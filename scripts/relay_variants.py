@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Random relay- and timeline-shaped programs for the differential test (the oracle's random
+programs seldom have several queues handing one timeline on, where Engine::derive works).
+
+    scripts/relay_variants.py COUNT SEED DIR
+    build/qvet_differential --files DIR/*.hcq
+
+Queue i waits for s >= i (give or take one), does up to three random things (more waits on s or
+t, execs, writes of s or t) and signals s = i + 1; queues may be submitted in any order, the host
+may write a signal between submits and wait at the end. Program k uses seed SEED + k.
+"""
+import os
+import random
+import sys
+
+
+def program(r):
+    k = r.randint(2, 8)
+    lines = [f"device g {r.choice(['nv', 'amd', 'strict'])}", f"buffer a on g {16 * (k + 2)}",
+             "signal s on host = 0", "signal t on host = 0"]
+    lines += [f"queue q{i} on g compute" for i in range(k)]
+    order = list(range(k))
+    if r.random() < 0.3:
+        r.shuffle(order)
+    for i in order:
+        lines += [f"submit q{i} {{", f"  wait s >= {max(i + r.choice([0, 0, 0, -1, 1]), 0)}"]
+        for _ in range(r.randint(0, 3)):
+            c = r.random()
+            if c < 0.4:
+                lines.append(f"  wait {r.choice(['s', 's', 't'])} >= {max(0, i + r.choice([-1, 0, 0, 1]))}")
+            elif c < 0.7:
+                x = 16 * r.randint(0, k)
+                lines.append(f"  exec k {r.choice(['reads', 'writes'])} a[{x}:{x + 16}]")
+            elif c < 0.85:
+                lines.append(f"  signal {r.choice(['s', 't'])} = {max(0, i + r.choice([0, 1, -1]))}")
+            else:
+                p = 16 * max(i - 1, 0)
+                lines.append(f"  exec k reads a[{p}:{p + 16}] writes a[{16 * i}:{16 * i + 16}]")
+        lines += [f"  signal s = {i + 1}", "}"]
+        if r.random() < 0.1:
+            lines.append(f"signal {r.choice(['s', 't'])} = {r.randint(0, k)}")
+    if r.random() < 0.3:
+        lines.append(f"wait s >= {r.randint(0, k)}")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    count, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    os.makedirs(out, exist_ok=True)
+    for n in range(count):
+        with open(os.path.join(out, f"p{n}.hcq"), "w") as f:
+            f.write(program(random.Random(seed + n)))
+
+
+if __name__ == "__main__":
+    main()

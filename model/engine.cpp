@@ -85,6 +85,9 @@ Engine::Engine(const Trace& t, Overrides overrides)
     }
   index_.resize(p_.signals.size());
   shared_.resize(p_.signals.size());
+  last_write_.assign(p_.signals.size(), kNone);
+  timeline64_.assign(p_.signals.size(), 1);
+  timeline32_.assign(p_.signals.size(), 1);
   agent_signals_.resize(nq_ + 1);
   for (uint32_t s = 0; s < p_.signals.size(); ++s)
     for (uint32_t pos = 0; pos < by_agent_[s].size(); ++pos) {
@@ -198,13 +201,23 @@ void Engine::matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) 
   for (auto it = done.lower_bound({cond.threshold, 0}); it != done.end(); ++it) out.push_back(it->second);
 }
 
-void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none) const {
+void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
+                              bool& knows_all) const {
   const auto& agents = by_agent_[cond.signal];
   const auto& ws = writes_[cond.signal];
   auto add = [&](uint32_t pos) {
     if (agents[pos].processed) out.push_back(pos);
   };
-  knows_none = false;
+  knows_none = knows_all = false;
+  // A timeline it knows the end of: every write before is known, and each later one is at least
+  // as high, so a known write that meets the wait is never overwritten by a lower one.
+  uint32_t last = last_write_[cond.signal];
+  if (indexed(cond) && last != kNone && (cond.narrow() ? timeline32_ : timeline64_)[cond.signal] && known(start, ws[last].event)) {
+    knows_all = true;
+    matching_writers(cond, out);
+    std::sort(out.begin(), out.end());
+    return;
+  }
   std::vector<uint32_t> queues;
   if (!indexed(cond) || !start.queues(queues, agents.size() / 4)) {
     for (uint32_t pos = 0; pos < agents.size(); ++pos) add(pos);
@@ -383,8 +396,8 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
                         WaitResolution& r, Clock& learned) const {
   Scan sc{*this, w, cond, start, after_wait, writes_[cond.signal]};
   std::vector<uint32_t> agents;
-  bool knows_none;
-  relevant_writers(cond, start, agents, knows_none);
+  bool knows_none, knows_all;
+  relevant_writers(cond, start, agents, knows_none, knows_all);
   work_ += 1;
   auto meet_of = [&](const std::vector<uint32_t>& cands) {
     Clock m(&t_);
@@ -422,7 +435,7 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   work_ += agents.size();
   std::vector<Span> spans;
   std::vector<uint32_t> lower_known;
-  bool any_known = scan_known(sc, agents, spans, lower_known);
+  bool any_known = scan_known(sc, agents, spans, lower_known) || knows_all;
   pick_candidates(sc, agents, spans, lower_known, r);
   r.initial_candidate &= !any_known;
   learned = r.initial_candidate ? Clock(&t_) : meet_of(r.candidates);
@@ -518,6 +531,13 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
   }
   if ((w.value ^ init_[s]) & kHighHalf) uniform_high_[s] = false;
+  if (uint32_t last = last_write_[s]; last != kNone) {
+    const SignalWrite& prev = writes_[s][last];
+    bool follows = known(end, prev.event);
+    timeline64_[s] &= follows && w.value >= prev.value;
+    timeline32_[s] &= follows && (w.value & kLowHalf) >= (prev.value & kLowHalf);
+  }
+  last_write_[s] = uint32_t(index);
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   for (uint32_t q : waiting_on_[s]) {

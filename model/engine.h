@@ -290,7 +290,14 @@ class Engine {
   // The writers of a wait's signal that can matter to it: those that wrote a value meeting it,
   // those its start knows of, and the host; as places in by_agent_, in order.
   // `knows_none`: start knows no write of the signal (then `out` holds only writers with a match).
-  void relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none) const;
+  // `knows_all`: start knows every write made so far and they form a timeline (below); then only
+  // the writers with a match can give candidates, and no write overwrites another's.
+  void relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
+                        bool& knows_all) const;
+  // Per signal: the latest write processed, and whether so far every write knew the one before and
+  // wrote at least its value (at 64 bits, at 32): a timeline, totally ordered and never lower.
+  std::vector<uint32_t> last_write_;
+  std::vector<uint8_t> timeline64_, timeline32_;
   uint32_t pos_of(uint32_t signal, uint32_t agent) const;
   void matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;  // wrote a value meeting it  // kNone when it does not write it
   bool ordered_agent(uint32_t agent) const;

@@ -796,7 +796,6 @@ bool Engine::derive() {
     const auto [s, narrow] = group_of(order[gb]);
     const auto& agents = by_agent_[s];
     const auto& pending = narrow ? index_[s].pending32 : index_[s].pending;
-    const auto& done = narrow ? index_[s].done32 : index_[s].done;
     // Pending values, ascending, with suffix sums of their places.
     std::vector<std::pair<uint64_t, uint32_t>> keys(pending.begin(), pending.end());
     work_ += keys.size() + (ge - gb);
@@ -837,11 +836,10 @@ bool Engine::derive() {
       x.m = m - (own_counts ? 1 : 0);
       x.m_sum = sum - (own_counts ? x.own : 0);
       x.has_done = has_done(sn.cond);
-      (void)done;
     }
     std::vector<int> uf(n);
     for (size_t k = 0; k < n; ++k) uf[k] = int(k);
-    std::function<int(int)> find = [&](int a) {
+    auto find = [&](int a) {
       while (uf[size_t(a)] != a) a = uf[size_t(a)] = uf[size_t(uf[size_t(a)])];
       return a;
     };

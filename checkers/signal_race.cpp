@@ -12,7 +12,7 @@ namespace {
 
 class SignalRaceChecker : public Checker {
  public:
-  explicit SignalRaceChecker(const CheckContext& c) : Checker(c), by_agent_(c.p.signals.size()), seen_(c.p.signals.size()), groups_(c) {}
+  explicit SignalRaceChecker(const CheckContext& c) : Checker(c), by_agent_(c.p.signals.size()), uniform_(c.p.signals.size()), groups_(c) {}
 
   void on_command(uint32_t id, const Clock&, const Clock& end) override { write({false, id}, end); }
   void on_host(uint32_t h, const Clock& k) override { write({true, h}, k); }
@@ -65,48 +65,24 @@ class SignalRaceChecker : public Checker {
     }
   };
   std::vector<std::map<uint32_t, AgentWrites>> by_agent_;  // per signal, per agent (queue id or kHostAgent)
-  // Per signal, what lets a write skip the walk over every writer (one signal written by thousands
-  // of queues): how many writers have written one value only (a write of that value has no partner
-  // among them), and the writes no later write knows (if the new write knows them all, it knows
-  // every earlier write). The latter is dropped once it grows past kFrontier writes.
-  struct Seen {
-    std::unordered_map<uint64_t, uint32_t> uniform;  // value -> writers that wrote only it
-    std::unordered_map<uint32_t, uint64_t> value_of;  // writer -> its one value, while it has one
-    uint32_t writers = 0;
-    std::vector<EventRef> frontier;
-    bool frontier_ok = true;
-  };
-  static constexpr size_t kFrontier = 64;
-  std::vector<Seen> seen_;
+  // Per signal, how many writers have written one value only (value -> writers): a write of that
+  // value has no partner among them, so when they are all the writers it skips the walk over
+  // every writer (one signal written by thousands of queues).
+  std::vector<std::unordered_map<uint64_t, uint32_t>> uniform_;
   PairGroups groups_;
 
-  // Whether some earlier write may be a partner of the new one (`false` is exact, `true` a maybe).
+  // Whether some earlier write may be a partner of the new one (`false` is exact, `true` a maybe):
+  // not when every writer wrote only its value, nor when it knows every earlier write.
   bool may_race(const SignalWrite& w, const Clock& end) const {
-    const Seen& sn = seen_[w.signal];
-    auto u = sn.uniform.find(w.value);
-    if (sn.writers == (u == sn.uniform.end() ? 0 : u->second)) return false;  // every writer wrote only this value
-    if (!sn.frontier_ok) return true;
-    for (EventRef f : sn.frontier)
-      if (!c_.e.known(end, f)) return true;
-    return false;
+    auto u = uniform_[w.signal].find(w.value);
+    if (by_agent_[w.signal].size() == (u == uniform_[w.signal].end() ? 0 : u->second)) return false;
+    return !c_.e.knows_every_write(w.signal, end);
   }
-  void seen(const SignalWrite& w, EventRef ev, const Clock& end) {
-    Seen& sn = seen_[w.signal];
-    if (auto it = sn.value_of.find(w.agent); it == sn.value_of.end()) {
-      if (!by_agent_[w.signal].count(w.agent)) {  // a new writer
-        ++sn.writers;
-        sn.value_of[w.agent] = w.value;
-        ++sn.uniform[w.value];
-      }
-    } else if (it->second != w.value) {  // it writes two values now
-      --sn.uniform[it->second];
-      sn.value_of.erase(it);
-    }
-    if (sn.frontier_ok) {
-      std::erase_if(sn.frontier, [&](EventRef f) { return c_.e.known(end, f); });
-      sn.frontier.push_back(ev);
-      sn.frontier_ok = sn.frontier.size() <= kFrontier;
-    }
+  // Before `w` joins its writer's list: a new writer of one value, or one that now writes two.
+  void count_values(const SignalWrite& w) {
+    auto it = by_agent_[w.signal].find(w.agent);
+    if (it == by_agent_[w.signal].end()) ++uniform_[w.signal][w.value];
+    else if (const auto& vals = it->second.at_value; vals.size() == 1 && !vals.count(w.value)) --uniform_[w.signal][vals.begin()->first];
   }
 
   // Every earlier write of a different value that the new one does not know is a partner (the
@@ -116,7 +92,7 @@ class SignalRaceChecker : public Checker {
     const SignalWrite* w = c_.e.write_of(ev);
     if (!w) return;
     bool walk = may_race(*w, end);
-    seen(*w, ev, end);
+    count_values(*w);
     uint64_t key = c_.e.submit_key(ev);
     for (auto& entry : by_agent_[w->signal]) {
       if (!walk) break;

@@ -85,7 +85,8 @@ Engine::Engine(const Trace& t, Overrides overrides)
     }
   index_.resize(p_.signals.size());
   shared_.resize(p_.signals.size());
-  last_write_.assign(p_.signals.size(), kNone);
+  latest_.resize(p_.signals.size());
+  latest_ok_.assign(p_.signals.size(), 1);
   timeline64_.assign(p_.signals.size(), 1);
   timeline32_.assign(p_.signals.size(), 1);
   agent_signals_.resize(nq_ + 1);
@@ -201,6 +202,15 @@ void Engine::matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) 
   for (auto it = done.lower_bound({cond.threshold, 0}); it != done.end(); ++it) out.push_back(it->second);
 }
 
+void Engine::sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const {
+  matching_writers(cond, out);
+  std::sort(out.begin(), out.end());
+}
+
+bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
+  return latest_ok_[s] && std::all_of(latest_[s].begin(), latest_[s].end(), [&](uint32_t i) { return known(k, writes_[s][i].event); });
+}
+
 void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
                               bool& knows_all) const {
   const auto& agents = by_agent_[cond.signal];
@@ -211,11 +221,10 @@ void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vec
   knows_none = knows_all = false;
   // A timeline it knows the end of: every write before is known, and each later one is at least
   // as high, so a known write that meets the wait is never overwritten by a lower one.
-  uint32_t last = last_write_[cond.signal];
-  if (indexed(cond) && last != kNone && (cond.narrow() ? timeline32_ : timeline64_)[cond.signal] && known(start, ws[last].event)) {
+  if (indexed(cond) && !latest_[cond.signal].empty() && (cond.narrow() ? timeline32_ : timeline64_)[cond.signal] &&
+      knows_every_write(cond.signal, start)) {
     knows_all = true;
-    matching_writers(cond, out);
-    std::sort(out.begin(), out.end());
+    sorted_matching_writers(cond, out);
     return;
   }
   std::vector<uint32_t> queues;
@@ -248,12 +257,12 @@ void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vec
 // A wait `derive` proved things of: whether the one writer it still needs has a pending write for it.
 bool Engine::derived_blocker(EventRef w, const WaitCond& cond, bool& blocked, uint32_t& blocker) const {
   if (w.host) return false;
-  const QueueState& st = qs_[t_.cmds[w.id].queue];
-  if (st.derived_wait != w.id) return false;
+  const QueueState::Proof& pf = qs_[t_.cmds[w.id].queue].proof;
+  if (pf.wait != w.id) return false;
   blocked = false;
-  if (st.derived_only != kNone && pending_candidate(w, by_agent_[cond.signal][st.derived_only], cond) != kNone) {
+  if (pf.only != kNone && pending_candidate(w, by_agent_[cond.signal][pf.only], cond) != kNone) {
     blocked = true;
-    blocker = by_agent_[cond.signal][st.derived_only].agent;
+    blocker = by_agent_[cond.signal][pf.only].agent;
   }
   return true;
 }
@@ -412,8 +421,7 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
     // The wait knows no write: its candidates depend only on the writes made so far (shared).
     SharedCandidates& sh = shared_[cond.signal][{cond.threshold, cond.mask}];
     if (!sh.list || sh.version != processed_order_[cond.signal].size()) {
-      matching_writers(cond, agents);
-      std::sort(agents.begin(), agents.end());
+      sorted_matching_writers(cond, agents);
       work_ += agents.size();
       std::vector<Span> spans;
       std::vector<uint32_t> lower_known;
@@ -428,10 +436,7 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
     learned = r.initial_candidate ? Clock(&t_) : sh.meet;
     return;
   }
-  if (knows_none) {  // refine: the writes that ran after the wait are no candidates, so nothing is shared
-    matching_writers(cond, agents);
-    std::sort(agents.begin(), agents.end());
-  }
+  if (knows_none) sorted_matching_writers(cond, agents);  // refine: writes that ran after the wait drop out, nothing is shared
   work_ += agents.size();
   std::vector<Span> spans;
   std::vector<uint32_t> lower_known;
@@ -531,13 +536,19 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
   }
   if ((w.value ^ init_[s]) & kHighHalf) uniform_high_[s] = false;
-  if (uint32_t last = last_write_[s]; last != kNone) {
-    const SignalWrite& prev = writes_[s][last];
-    bool follows = known(end, prev.event);
-    timeline64_[s] &= follows && w.value >= prev.value;
-    timeline32_[s] &= follows && (w.value & kLowHalf) >= (prev.value & kLowHalf);
+  if (latest_ok_[s]) {
+    auto& latest = latest_[s];
+    bool one = latest.size() == 1;  // a timeline so far: its previous write
+    uint64_t prev = one ? writes_[s][latest[0]].value : 0;
+    std::erase_if(latest, [&](uint32_t i) { return known(end, writes_[s][i].event); });
+    bool follows = latest.empty();
+    timeline64_[s] &= follows && (!one || w.value >= prev);
+    timeline32_[s] &= follows && (!one || (w.value & kLowHalf) >= (prev & kLowHalf));
+    latest.push_back(uint32_t(index));
+    latest_ok_[s] = latest.size() <= kLatest;
+  } else {
+    timeline64_[s] = timeline32_[s] = 0;
   }
-  last_write_[s] = uint32_t(index);
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   for (uint32_t q : waiting_on_[s]) {
@@ -602,9 +613,8 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
   if (resolve(w, cond, start, learned, obs, was_forced)) return WaitStep::Resolved;
   // Derived, but the writes made so far are all overwritten: then it is caught in a cycle with the
   // waits behind it (or needs a pending write after all). unstick decides, without derivations.
-  if (!w.host && qs_[agent].derived_wait == w.id) {
-    qs_[agent].derived_wait = kNone;
-    qs_[agent].derived_valid = false;
+  if (!w.host && qs_[agent].proof.wait == w.id) {
+    qs_[agent].proof = {};
     underived_.insert(w.id);
     if (!resolvable(w, cond, blocker)) {
       blocked_at = epoch(cond.signal);
@@ -768,18 +778,17 @@ bool Engine::has_done(const WaitCond& cond) const {
 }
 
 void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
-  QueueState& st = qs_[q];
-  if (w.host || !st.derived_valid || st.derived_wait == w.id || cond.signal != st.derived_signal ||
-      cond.narrow() != st.derived_narrow || !indexed(cond) || cond.threshold < st.derived_v || episodes_ != st.derived_episode ||
-      underived_.count(w.id))
+  QueueState::Proof& pf = qs_[q].proof;
+  if (w.host || pf.signal != cond.signal || pf.wait == w.id || cond.narrow() != pf.narrow || !indexed(cond) ||
+      cond.threshold < pf.v || episodes_ != pf.episode || underived_.count(w.id))
     return;
   uint32_t pos = pos_of(cond.signal, q);
-  if ((pos == kNone ? 0 : by_agent_[cond.signal][pos].processed) != st.derived_own) return;
-  uint32_t only = st.derived_only;
+  if ((pos == kNone ? 0 : by_agent_[cond.signal][pos].processed) != pf.own) return;
+  uint32_t only = pf.only;
   if (only != kNone && pending_candidate(w, by_agent_[cond.signal][only], cond) == kNone) only = kNone;
   if (only == kNone && !has_done(cond)) return;  // no candidate but those behind it: unstick's cycle
-  st.derived_wait = w.id;
-  st.derived_only = only;
+  pf.wait = w.id;
+  pf.only = only;
 }
 
 bool Engine::derive() {
@@ -807,11 +816,12 @@ bool Engine::derive() {
     };
     size_t n = ge - gb;
     struct Node {
-      uint32_t node, own = kNone;  // stuck_nodes_ index; its queue's place among the writers, if pending
-      uint64_t own_key = 0, v = 0, m = 0, m_sum = 0;
+      uint32_t node, pos = kNone;  // stuck_nodes_ index; its queue's place among the writers
+      bool pending = false;        // its queue has a pending write of the signal, of value own_key
+      uint64_t own_key = 0, v = 0, m = 0, m_sum = 0;  // m: the other writers with a pending value >= v
+      bool own_counts = false;     // its own pending value is >= v (counted in its tree, not in m)
       bool has_done = false;
-      int parent = -1, rep = 0;
-      uint32_t only = kNone;
+      uint32_t only = kNone;       // set once it hangs under the head of that writer's queue
       bool clear = false;
     };
     std::vector<Node> g(n);
@@ -823,18 +833,18 @@ bool Engine::derive() {
       local[x.node] = int(k);
       const StuckNode& sn = nodes[x.node];
       x.v = sn.cond.threshold;
-      x.rep = int(k);
       root_of[k] = int(k);
-      uint32_t pos = pos_of(s, sn.agent);
-      if (pos != kNone && agents[pos].processed < agents[pos].idx.size() && !qs_[sn.agent].dead) {
-        x.own = pos;
-        x.own_key = narrow ? agents[pos].suffix_max32[agents[pos].processed] : agents[pos].suffix_max[agents[pos].processed];
-        members[k].insert(x.own_key, pos);
+      x.pos = pos_of(s, sn.agent);
+      if (x.pos != kNone && agents[x.pos].processed < agents[x.pos].idx.size() && !qs_[sn.agent].dead) {
+        const AgentWrites& own = agents[x.pos];
+        x.pending = true;
+        x.own_key = narrow ? own.suffix_max32[own.processed] : own.suffix_max[own.processed];
+        members[k].insert(x.own_key, x.pos);
       }
       auto [m, sum] = all_at_least(x.v);
-      bool own_counts = x.own != kNone && x.own_key >= x.v;
-      x.m = m - (own_counts ? 1 : 0);
-      x.m_sum = sum - (own_counts ? x.own : 0);
+      x.own_counts = x.pending && x.own_key >= x.v;
+      x.m = m - (x.own_counts ? 1 : 0);
+      x.m_sum = sum - (x.own_counts ? x.pos : 0);
       x.has_done = has_done(sn.cond);
     }
     std::vector<int> uf(n);
@@ -849,11 +859,10 @@ bool Engine::derive() {
       int k = work.back();
       work.pop_back();
       Node& x = g[size_t(k)];
-      if (x.parent >= 0 || x.clear) continue;
+      if (x.only != kNone || x.clear) continue;
       int r = find(k);
       auto [tn, tsum] = members[size_t(r)].at_least(x.v);
-      bool own_counts = x.own != kNone && x.own_key >= x.v;
-      uint64_t in_tree = tn - (own_counts ? 1 : 0), in_tree_sum = tsum - (own_counts ? x.own : 0);
+      uint64_t in_tree = tn - (x.own_counts ? 1 : 0), in_tree_sum = tsum - (x.own_counts ? x.pos : 0);
       uint64_t left = x.m - in_tree;
       if (left == 0) {
         // With no other candidate its candidates all come after it: a cycle, which unstick reports.
@@ -865,7 +874,6 @@ bool Engine::derive() {
       uint32_t agent = agents[only].agent;
       int h = agent == kHostAgent || stuck_node_of_queue_[agent] < 0 ? -1 : local[size_t(stuck_node_of_queue_[agent])];
       if (h < 0 || find(h) == r) continue;  // its writer is not a stuck head of this group
-      x.parent = h;
       x.only = only;
       int hr = find(h), root = root_of[size_t(hr)];
       if (members[size_t(r)].size() > members[size_t(hr)].size()) std::swap(members[size_t(r)], members[size_t(hr)]);
@@ -878,14 +886,7 @@ bool Engine::derive() {
       if (!x.clear && x.only == kNone) continue;
       const StuckNode& sn = nodes[x.node];
       QueueState& st = qs_[sn.agent];
-      st.derived_wait = sn.wait.id;
-      st.derived_only = x.clear ? kNone : x.only;
-      st.derived_valid = true;
-      st.derived_signal = s;
-      st.derived_narrow = narrow;
-      st.derived_v = x.v;
-      st.derived_episode = episodes_;
-      st.derived_own = pos_of(s, sn.agent) == kNone ? 0 : agents[pos_of(s, sn.agent)].processed;
+      st.proof = {sn.wait.id, x.clear ? kNone : x.only, s, narrow, x.v, episodes_, x.pos == kNone ? 0 : agents[x.pos].processed};
       st.blocked_at = ~uint64_t(0);
       parked_on_[sn.agent] = kNone;
       wake(sn.agent);
@@ -1026,7 +1027,7 @@ void Engine::park(uint32_t q) {
   if (parked_on_[q] == c.signal) return;
   parked_on_[q] = c.signal;
   // A derived wait needs only one writer's writes: it is not woken by every write of its signal.
-  if (st.derived_wait == t_.queue_cmds[q][st.pos] && st.derived_only != kNone) by_agent_[c.signal][st.derived_only].waiters.push_back(q);
+  if (st.proof.wait == t_.queue_cmds[q][st.pos] && st.proof.only != kNone) by_agent_[c.signal][st.proof.only].waiters.push_back(q);
   else waiting_on_[c.signal].push_back(q);
   parked_.push_back(q);
 }

@@ -132,6 +132,9 @@ class Engine {
   }
   uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
   uint64_t initial_value(uint32_t signal) const { return init_[signal]; }
+  // Whether an event that knows `k` knows every write of `signal` processed so far (false may only
+  // mean "cannot tell cheaply": more than kLatest writes no later one knows).
+  bool knows_every_write(uint32_t signal, const Clock& k) const;
 
  private:
   struct QueueState {
@@ -144,15 +147,17 @@ class Engine {
     bool dead = false;
     bool forced = false;   // unstick: resolve the head wait with the writes already made
     uint64_t blocked_at = ~uint64_t(0);  // the head wait was found blocked at this epoch of its signal
-    // What `derive` proved of the wait `derived_wait` (a command id): every pending write that could
-    // satisfy it comes after its end, except those of writer `derived_only` (kNone: all of them).
-    uint32_t derived_wait = kNone, derived_only = kNone;
-    // What that proof rests on, so that a later wait of the queue may inherit it (`inherit`): the
-    // signal, width and threshold it was made for, the episode, and the queue's writes of the signal.
-    bool derived_valid = false, derived_narrow = false;
-    uint32_t derived_signal = kNone;
-    uint64_t derived_v = 0, derived_episode = 0;
-    size_t derived_own = 0;
+    // What `derive` proved of the queue's wait `wait` (a command id): every pending write that
+    // could satisfy it comes after its end, except those of writer `only` (kNone: all of them). The
+    // rest is what the proof rests on, so that a later wait of the queue may inherit it (`inherit`):
+    // the signal (kNone: no proof), width and threshold it was made for, the episode, and how many
+    // writes of the signal the queue had made.
+    struct Proof {
+      uint32_t wait = kNone, only = kNone, signal = kNone;
+      bool narrow = false;
+      uint64_t v = 0, episode = 0;
+      size_t own = 0;
+    } proof;
   };
   bool step_queue(uint32_t q, EngineObserver& obs);
   bool step_host(EngineObserver& obs);
@@ -294,10 +299,14 @@ class Engine {
   // the writers with a match can give candidates, and no write overwrites another's.
   void relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
                         bool& knows_all) const;
-  // Per signal: the latest write processed, and whether so far every write knew the one before and
-  // wrote at least its value (at 64 bits, at 32): a timeline, totally ordered and never lower.
-  std::vector<uint32_t> last_write_;
-  std::vector<uint8_t> timeline64_, timeline32_;
+  // Per signal: the writes processed that no later processed write knows (every other write is
+  // known by one of them), while there are at most kLatest of them (`latest_ok_`); and whether so
+  // far every write knew every earlier one and wrote at least the value of the one before (at 64
+  // bits, at 32): a timeline, totally ordered and never lower.
+  static constexpr size_t kLatest = 64;
+  std::vector<std::vector<uint32_t>> latest_;
+  std::vector<uint8_t> latest_ok_, timeline64_, timeline32_;
+  void sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;
   uint32_t pos_of(uint32_t signal, uint32_t agent) const;
   void matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;  // wrote a value meeting it  // kNone when it does not write it
   bool ordered_agent(uint32_t agent) const;

@@ -83,6 +83,12 @@ Engine::Engine(const Trace& t, Overrides overrides)
         }
       }
     }
+  next_wait_.assign(t.cmds.size(), kNone);
+  for (const auto& list : t.queue_cmds)
+    for (size_t k = list.size(), next = kNone; k-- > 0;) {
+      next_wait_[list[k]] = uint32_t(next);
+      if (t.cmds[list[k]].op == CmdOp::Wait) next = list[k];
+    }
   index_.resize(p_.signals.size());
   shared_.resize(p_.signals.size());
   latest_.resize(p_.signals.size());
@@ -602,7 +608,7 @@ uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) const {
 Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                                   uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
   uint32_t blocker;
-  if (!w.host) inherit(w, agent, cond);
+  if (!w.host) foresee(w, agent, cond), inherit(w, agent, cond);
   if (!forced && blocked_at == epoch(cond.signal)) return WaitStep::Blocked;
   if (!forced && !resolvable(w, cond, blocker)) {
     blocked_at = epoch(cond.signal);
@@ -668,7 +674,7 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
   st.fe = rule.blocks ? end : start;
   if (rule.release) st.chain_next.join(end);  // the release ends with its exec: the chain goes on through it
   if (rule.starts_chain) st.chain_end = st.chain_next = end;
-  if (cmd_write_[id] != kNone) record_write(c.signal, cmd_write_[id], end);
+  if (cmd_write_[id] != kNone) record_write(c.signal, cmd_write_[id], end), ++st.writes;
   cmd_ran_[id] = 1;
   ++st.pos;
   obs.on_command(id, start, end);
@@ -782,8 +788,7 @@ void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   if (w.host || pf.signal != cond.signal || pf.wait == w.id || cond.narrow() != pf.narrow || !indexed(cond) ||
       cond.threshold < pf.v || episodes_ != pf.episode || underived_.count(w.id))
     return;
-  uint32_t pos = pos_of(cond.signal, q);
-  if ((pos == kNone ? 0 : by_agent_[cond.signal][pos].processed) != pf.own) return;
+  if (qs_[q].writes != pf.own) return;
   uint32_t only = pf.only;
   if (only != kNone && pending_candidate(w, by_agent_[cond.signal][only], cond) == kNone) only = kNone;
   if (only == kNone && !has_done(cond)) return;  // no candidate but those behind it: unstick's cycle
@@ -791,108 +796,193 @@ void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   pf.only = only;
 }
 
+void Engine::foresee(EventRef w, uint32_t q, const WaitCond& cond) {
+  QueueState& st = qs_[q];
+  const QueueState::Foresight& a = st.ahead;
+  if (a.wait != w.id || a.episode != episodes_ || a.deaths != deaths_ || st.proof.wait == w.id || !has_done(cond)) return;
+  const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+  uint64_t meet = pending.size() - pending.order_of_key({cond.threshold, 0});
+  uint32_t pos = pos_of(cond.signal, q);
+  const AgentWrites* own = pos == kNone ? nullptr : &by_agent_[cond.signal][pos];
+  if (own && own->processed < own->idx.size() && (cond.narrow() ? own->suffix_max32 : own->suffix_max)[own->processed] >= cond.threshold)
+    --meet;
+  if (meet != a.count) return;
+  st.proof = {w.id, kNone, cond.signal, cond.narrow(), cond.threshold, episodes_, st.writes};
+}
+
 bool Engine::derive() {
   auto& nodes = stuck_nodes_;
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < nodes.size(); ++i)
     if (!nodes[i].wait.host && indexed(nodes[i].cond) && !underived_.count(nodes[i].wait.id)) order.push_back(i);
-  auto group_of = [&](uint32_t i) { return std::pair<uint32_t, bool>{nodes[i].cond.signal, nodes[i].cond.narrow()}; };
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return group_of(a) < group_of(b); });
+  size_t n = order.size();
+  if (n == 0) return false;
+  // The (signal, width) pairs the episode asks about: those of the stuck waits, and of the waits
+  // that come next on their queues (foreseen below). Per pair, the pending values, ascending, with
+  // suffix sums of their places.
+  using Key = std::pair<uint32_t, bool>;
+  std::vector<Key> keys;
+  auto next_of = [&](uint32_t node) {
+    uint32_t nw = next_wait_[nodes[node].wait.id];
+    return nw != kNone && indexed(wait_cond(t_, {false, nw})) ? nw : kNone;
+  };
+  for (uint32_t i : order) {
+    keys.push_back({nodes[i].cond.signal, nodes[i].cond.narrow()});
+    if (uint32_t nw = next_of(i); nw != kNone) {
+      WaitCond c = wait_cond(t_, {false, nw});
+      keys.push_back({c.signal, c.narrow()});
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  auto key_of = [&](uint32_t signal, bool narrow) {
+    auto it = std::lower_bound(keys.begin(), keys.end(), Key{signal, narrow});
+    return it != keys.end() && *it == Key{signal, narrow} ? uint32_t(it - keys.begin()) : kNone;
+  };
+  struct Pending {
+    std::vector<std::pair<uint64_t, uint32_t>> values;
+    std::vector<uint64_t> suffix;
+  };
+  std::vector<Pending> pend(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const auto& set = keys[k].second ? index_[keys[k].first].pending32 : index_[keys[k].first].pending;
+    pend[k].values.assign(set.begin(), set.end());
+    pend[k].suffix.assign(pend[k].values.size() + 1, 0);
+    for (size_t i = pend[k].values.size(); i-- > 0;) pend[k].suffix[i] = pend[k].suffix[i + 1] + pend[k].values[i].second;
+    work_ += pend[k].values.size();
+  }
+  auto all_at_least = [&](uint32_t k, uint64_t v) -> std::pair<uint64_t, uint64_t> {
+    const auto& vals = pend[k].values;
+    size_t i = size_t(std::lower_bound(vals.begin(), vals.end(), std::pair<uint64_t, uint32_t>{v, 0}) - vals.begin());
+    return {vals.size() - i, pend[k].suffix[i]};
+  };
+  auto pending_key = [&](uint32_t s, uint32_t pos, bool narrow, uint64_t& key) {
+    const AgentWrites& aw = by_agent_[s][pos];
+    if (aw.processed == aw.idx.size() || (aw.agent == kHostAgent ? host_dead_ : qs_[aw.agent].dead)) return false;
+    key = narrow ? aw.suffix_max32[aw.processed] : aw.suffix_max[aw.processed];
+    return true;
+  };
+  struct Node {
+    uint32_t node, key, pos = kNone;  // stuck_nodes_ index; its (signal, width); its queue's place among the writers
+    bool pending = false;             // its queue has a pending write of the signal, of value own_key
+    uint64_t own_key = 0, v = 0, m = 0, m_sum = 0;  // m: the other writers with a pending value >= v
+    bool own_counts = false;          // its own pending value is >= v (counted in its tree, not in m)
+    bool has_done = false;
+    uint32_t only = kNone;            // set once it hangs under the head of that writer's queue
+    bool clear = false;
+    uint32_t next = kNone, next_key = kNone;  // the queue's next wait, foreseen
+    uint64_t next_v = 0, late = 0;    // late: writers meeting it that hang below through writes after it
+  };
+  // Per tree (at its union-find representative): the pending writers of its queues, per pair.
+  using Members = std::map<uint32_t, KeyCounts>;
+  std::vector<Node> g(n);
+  std::vector<Members> members(n);
+  std::vector<size_t> member_count(n, 0);
+  std::vector<int> root_of(n);  // per union-find representative: the root of its tree
   std::vector<int> local(nodes.size(), -1);
+  for (size_t k = 0; k < n; ++k) {
+    Node& x = g[k];
+    x.node = order[k];
+    local[x.node] = int(k);
+    const StuckNode& sn = nodes[x.node];
+    uint32_t s = sn.cond.signal;
+    x.key = key_of(s, sn.cond.narrow());
+    x.v = sn.cond.threshold;
+    root_of[k] = int(k);
+    x.pos = pos_of(s, sn.agent);
+    for (auto [ws, wpos] : signals_of(sn.agent))
+      for (bool narrow : {false, true})
+        if (uint32_t wk = key_of(ws, narrow); wk != kNone)
+          if (uint64_t key; pending_key(ws, wpos, narrow, key)) {
+            members[k][wk].insert(key, wpos);
+            ++member_count[k];
+            if (wk == x.key) x.pending = true, x.own_key = key;
+          }
+    work_ += 1 + signals_of(sn.agent).size();
+    auto [m, sum] = all_at_least(x.key, x.v);
+    x.own_counts = x.pending && x.own_key >= x.v;
+    x.m = m - (x.own_counts ? 1 : 0);
+    x.m_sum = sum - (x.own_counts ? x.pos : 0);
+    x.has_done = has_done(sn.cond);
+    if (uint32_t nw = next_of(x.node); nw != kNone) {
+      WaitCond c = wait_cond(t_, {false, nw});
+      x.next = nw, x.next_key = key_of(c.signal, c.narrow()), x.next_v = c.threshold;
+    }
+  }
+  std::vector<int> uf(n);
+  for (size_t k = 0; k < n; ++k) uf[k] = int(k);
+  auto find = [&](int a) {
+    while (uf[size_t(a)] != a) a = uf[size_t(a)] = uf[size_t(uf[size_t(a)])];
+    return a;
+  };
+  auto in_tree = [&](int r, uint32_t key, uint64_t v) -> std::pair<uint64_t, uint64_t> {
+    auto it = members[size_t(r)].find(key);
+    return it == members[size_t(r)].end() ? std::pair<uint64_t, uint64_t>{0, 0} : it->second.at_least(v);
+  };
+  auto merge = [&](int into, int from) {  // the smaller tree's writers move into the larger's
+    if (member_count[size_t(into)] < member_count[size_t(from)]) {
+      std::swap(members[size_t(into)], members[size_t(from)]);
+      std::swap(member_count[size_t(into)], member_count[size_t(from)]);
+    }
+    for (auto& [key, counts] : members[size_t(from)]) {
+      KeyCounts& dst = members[size_t(into)][key];
+      if (dst.size() < counts.size()) std::swap(dst, counts);
+      dst.absorb(counts);
+    }
+    member_count[size_t(into)] += member_count[size_t(from)];
+    members[size_t(from)].clear();
+    member_count[size_t(from)] = 0;
+  };
+  std::vector<int> work(n);
+  for (size_t k = 0; k < n; ++k) work[k] = int(n - 1 - k);
+  while (!work.empty()) {
+    int k = work.back();
+    work.pop_back();
+    Node& x = g[size_t(k)];
+    if (x.only != kNone || x.clear) continue;
+    int r = find(k);
+    auto [tn, tsum] = in_tree(r, x.key, x.v);
+    uint64_t own_tree = tn - (x.own_counts ? 1 : 0), own_tree_sum = tsum - (x.own_counts ? x.pos : 0);
+    uint64_t left = x.m - own_tree;
+    if (left == 0) {
+      // With no other candidate its candidates all come after it: a cycle, which unstick reports.
+      x.clear = x.has_done;
+      continue;
+    }
+    if (left != 1 || x.has_done) continue;
+    const StuckNode& sn = nodes[x.node];
+    uint32_t only = uint32_t(x.m_sum - own_tree_sum);
+    uint32_t agent = by_agent_[sn.cond.signal][only].agent;
+    int h = agent == kHostAgent || stuck_node_of_queue_[agent] < 0 ? -1 : local[size_t(stuck_node_of_queue_[agent])];
+    if (h < 0 || find(h) == r) continue;  // its writer is not a stuck head
+    x.only = only;
+    // The writer's queue runs its next wait before the write this tree waits for: the tree's
+    // writers that meet that wait come after its end too.
+    Node& hx = g[size_t(h)];
+    if (hx.next != kNone) {
+      uint32_t wi = pending_candidate(sn.wait, by_agent_[sn.cond.signal][only], sn.cond);
+      if (wi != kNone && !writes_[sn.cond.signal][wi].event.host &&
+          t_.cmds[writes_[sn.cond.signal][wi].event.id].index > t_.cmds[hx.next].index)
+        hx.late += in_tree(r, hx.next_key, hx.next_v).first;
+    }
+    int hr = find(h), root = root_of[size_t(hr)];
+    merge(hr, r);
+    uf[size_t(r)] = hr;
+    root_of[size_t(hr)] = root;
+    work.push_back(root);
+  }
   bool cleared = false;
-  for (size_t gb = 0, ge; gb < order.size(); gb = ge) {
-    for (ge = gb; ge < order.size() && group_of(order[ge]) == group_of(order[gb]);) ++ge;
-    const auto [s, narrow] = group_of(order[gb]);
-    const auto& agents = by_agent_[s];
-    const auto& pending = narrow ? index_[s].pending32 : index_[s].pending;
-    // Pending values, ascending, with suffix sums of their places.
-    std::vector<std::pair<uint64_t, uint32_t>> keys(pending.begin(), pending.end());
-    work_ += keys.size() + (ge - gb);
-    std::vector<uint64_t> suffix(keys.size() + 1, 0);
-    for (size_t i = keys.size(); i-- > 0;) suffix[i] = suffix[i + 1] + keys[i].second;
-    auto all_at_least = [&](uint64_t v) -> std::pair<uint64_t, uint64_t> {
-      size_t i = size_t(std::lower_bound(keys.begin(), keys.end(), std::pair<uint64_t, uint32_t>{v, 0}) - keys.begin());
-      return {keys.size() - i, suffix[i]};
-    };
-    size_t n = ge - gb;
-    struct Node {
-      uint32_t node, pos = kNone;  // stuck_nodes_ index; its queue's place among the writers
-      bool pending = false;        // its queue has a pending write of the signal, of value own_key
-      uint64_t own_key = 0, v = 0, m = 0, m_sum = 0;  // m: the other writers with a pending value >= v
-      bool own_counts = false;     // its own pending value is >= v (counted in its tree, not in m)
-      bool has_done = false;
-      uint32_t only = kNone;       // set once it hangs under the head of that writer's queue
-      bool clear = false;
-    };
-    std::vector<Node> g(n);
-    std::vector<KeyCounts> members(n);
-    std::vector<int> root_of(n);  // per union-find representative: the root of its tree
-    for (size_t k = 0; k < n; ++k) {
-      Node& x = g[k];
-      x.node = order[gb + k];
-      local[x.node] = int(k);
-      const StuckNode& sn = nodes[x.node];
-      x.v = sn.cond.threshold;
-      root_of[k] = int(k);
-      x.pos = pos_of(s, sn.agent);
-      if (x.pos != kNone && agents[x.pos].processed < agents[x.pos].idx.size() && !qs_[sn.agent].dead) {
-        const AgentWrites& own = agents[x.pos];
-        x.pending = true;
-        x.own_key = narrow ? own.suffix_max32[own.processed] : own.suffix_max[own.processed];
-        members[k].insert(x.own_key, x.pos);
-      }
-      auto [m, sum] = all_at_least(x.v);
-      x.own_counts = x.pending && x.own_key >= x.v;
-      x.m = m - (x.own_counts ? 1 : 0);
-      x.m_sum = sum - (x.own_counts ? x.pos : 0);
-      x.has_done = has_done(sn.cond);
-    }
-    std::vector<int> uf(n);
-    for (size_t k = 0; k < n; ++k) uf[k] = int(k);
-    auto find = [&](int a) {
-      while (uf[size_t(a)] != a) a = uf[size_t(a)] = uf[size_t(uf[size_t(a)])];
-      return a;
-    };
-    std::vector<int> work(n);
-    for (size_t k = 0; k < n; ++k) work[k] = int(n - 1 - k);
-    while (!work.empty()) {
-      int k = work.back();
-      work.pop_back();
-      Node& x = g[size_t(k)];
-      if (x.only != kNone || x.clear) continue;
-      int r = find(k);
-      auto [tn, tsum] = members[size_t(r)].at_least(x.v);
-      uint64_t in_tree = tn - (x.own_counts ? 1 : 0), in_tree_sum = tsum - (x.own_counts ? x.pos : 0);
-      uint64_t left = x.m - in_tree;
-      if (left == 0) {
-        // With no other candidate its candidates all come after it: a cycle, which unstick reports.
-        x.clear = x.has_done;
-        continue;
-      }
-      if (left != 1 || x.has_done) continue;
-      uint32_t only = uint32_t(x.m_sum - in_tree_sum);
-      uint32_t agent = agents[only].agent;
-      int h = agent == kHostAgent || stuck_node_of_queue_[agent] < 0 ? -1 : local[size_t(stuck_node_of_queue_[agent])];
-      if (h < 0 || find(h) == r) continue;  // its writer is not a stuck head of this group
-      x.only = only;
-      int hr = find(h), root = root_of[size_t(hr)];
-      if (members[size_t(r)].size() > members[size_t(hr)].size()) std::swap(members[size_t(r)], members[size_t(hr)]);
-      members[size_t(hr)].absorb(members[size_t(r)]);
-      uf[size_t(r)] = hr;
-      root_of[size_t(hr)] = root;
-      work.push_back(root);
-    }
-    for (const Node& x : g) {
-      if (!x.clear && x.only == kNone) continue;
-      const StuckNode& sn = nodes[x.node];
-      QueueState& st = qs_[sn.agent];
-      st.proof = {sn.wait.id, x.clear ? kNone : x.only, s, narrow, x.v, episodes_, x.pos == kNone ? 0 : agents[x.pos].processed};
-      st.blocked_at = ~uint64_t(0);
-      parked_on_[sn.agent] = kNone;
-      wake(sn.agent);
-      cleared |= x.clear;
-    }
-    for (const Node& x : g) local[x.node] = -1;
+  for (const Node& x : g) {
+    if (!x.clear && x.only == kNone) continue;
+    const StuckNode& sn = nodes[x.node];
+    QueueState& st = qs_[sn.agent];
+    uint32_t s = sn.cond.signal;
+    st.proof = {sn.wait.id, x.clear ? kNone : x.only, s, sn.cond.narrow(), x.v, episodes_, st.writes};
+    st.ahead = {x.late ? x.next : kNone, x.late, episodes_, deaths_};
+    st.blocked_at = ~uint64_t(0);
+    parked_on_[sn.agent] = kNone;
+    wake(sn.agent);
+    cleared |= x.clear;
   }
   return cleared;
 }

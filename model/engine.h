@@ -26,6 +26,9 @@
 #include <string>
 #include <vector>
 
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
+
 #include "model/clock.h"
 #include "model/profile.h"
 #include "model/queue_rules.h"
@@ -103,6 +106,7 @@ class Engine {
   // stop at the least fixed point, as semantics.md asks (two rounds in practice).
   Overrides refine(bool& changed) const;
   bool forced_any() const { return !forced_.empty(); }
+  uint64_t stuck_episodes() const { return episodes_; }  // how often every agent was stuck (unstick ran)
   // What the run cost, in steps of its agents and agents looked at per wait (deterministic,
   // unlike time): check_trace budgets the rounds of `refine` by it.
   uint64_t work() const { return work_; }
@@ -151,13 +155,24 @@ class Engine {
     // could satisfy it comes after its end, except those of writer `only` (kNone: all of them). The
     // rest is what the proof rests on, so that a later wait of the queue may inherit it (`inherit`):
     // the signal (kNone: no proof), width and threshold it was made for, the episode, and how many
-    // writes of the signal the queue had made.
+    // writes (of any signal) the queue had made: the waits it excluded hang below the queue's
+    // pending writes, of whatever signal.
     struct Proof {
       uint32_t wait = kNone, only = kNone, signal = kNone;
       bool narrow = false;
       uint64_t v = 0, episode = 0;
       size_t own = 0;
     } proof;
+    size_t writes = 0;  // signal commands run
+    // What `derive` foresaw of the queue's next wait `wait` (a command id): `count` writers, each
+    // with a pending write that meets it, hang below the queue through writes that come after
+    // that wait, so their writes come after its end. Good while nothing changed: the same episode
+    // and no death since (those writers cannot move before the queue's later writes, so they are
+    // still pending).
+    struct Foresight {
+      uint32_t wait = kNone;
+      uint64_t count = 0, episode = 0, deaths = 0;
+    } ahead;
   };
   bool step_queue(uint32_t q, EngineObserver& obs);
   bool step_host(EngineObserver& obs);
@@ -211,9 +226,15 @@ class Engine {
   bool derive();
   // A later wait of a queue whose wait was derived, on the same signal and width and at least its
   // threshold, inherits the proof while nothing it rests on changed: no episode since (nothing was
-  // forced, so every wait behind the queue's pending writes still is) and no write of the signal by
-  // the queue (those writes, behind this wait too, are what the waits it excluded come after).
+  // forced, so every wait behind the queue's pending writes still is) and no write by the queue
+  // (its pending writes, of any signal, behind this wait too, are what the waits it excluded come
+  // after).
   void inherit(EventRef w, uint32_t q, const WaitCond& cond);
+  // The queue's wait `w` was foreseen by `derive` (QueueState::ahead): if every other pending
+  // writer that meets it is one of those that hang below, it is cleared now (a proof with no
+  // `only`), as if `derive` had found it at the head.
+  void foresee(EventRef w, uint32_t q, const WaitCond& cond);
+  std::vector<uint32_t> next_wait_;  // per command: the queue's next wait after it (a command id), or kNone
   uint64_t episodes_ = 0;  // calls of unstick
   bool has_done(const WaitCond& cond) const;  // the initial value, or a write made so far, meets it
   std::set<uint32_t> underived_;  // waits whose derivation did not hold up (their writes so far are overwritten)
@@ -283,8 +304,12 @@ class Engine {
   // by_agent_): the largest value written so far, and the largest value still to come from a live
   // writer, each at both widths. A wait looks only at the writers that can matter to it, not at
   // every writer of its signal (one signal written by thousands of queues).
+  // `pending` counts its members at least a value in O(log n) (foresee asks how many there are).
+  using CountedSet = __gnu_pbds::tree<std::pair<uint64_t, uint32_t>, __gnu_pbds::null_type, std::less<>, __gnu_pbds::rb_tree_tag,
+                                      __gnu_pbds::tree_order_statistics_node_update>;
   struct WriterIndex {
-    std::set<std::pair<uint64_t, uint32_t>> done, done32, pending, pending32;
+    std::set<std::pair<uint64_t, uint32_t>> done, done32;
+    CountedSet pending, pending32;
   };
   std::vector<WriterIndex> index_;
   void index_pending(uint32_t signal, uint32_t pos, bool add);

@@ -2,12 +2,16 @@
 """Random relay- and timeline-shaped programs for the differential test (the oracle's random
 programs seldom have several queues handing one timeline on, where Engine::derive works).
 
-    scripts/relay_variants.py COUNT SEED DIR
+    scripts/relay_variants.py COUNT SEED DIR [relay|chain]
     build/qvet_differential --files DIR/*.hcq
 
 Queue i waits for s >= i (give or take one), does up to three random things (more waits on s or
 t, execs, writes of s or t) and signals s = i + 1; queues may be submitted in any order, the host
 may write a signal between submits and wait at the end. Program k uses seed SEED + k.
+
+`chain`: queue i is released by a timeline t (wait t >= i, give or take one) and hands it on
+(signal t = i + 1) after random waits and writes of other signals, with low, repeated values, so
+that those signals are no timeline and their waits hang on t's (derive across signals, foresee).
 """
 import os
 import random
@@ -44,14 +48,44 @@ def program(r):
     return "\n".join(lines) + "\n"
 
 
+def chain_program(r):
+    k = r.randint(2, 9)
+    lines = [f"device g {r.choice(['nv', 'amd', 'strict'])}", f"buffer a on g {16 * (k + 2)}",
+             f"signal s on host = {r.choice([0, 1])}", "signal t on host = 0", "signal u on host = 0"]
+    lines += [f"queue q{i} on g compute" for i in range(k)]
+    order = list(range(k))
+    if r.random() < 0.2:
+        r.shuffle(order)
+    for i in order:
+        lines += [f"submit q{i} {{", f"  wait t >= {max(i + r.choice([0, 0, 0, 0, -1, 1]), 0)}"]
+        ops = []
+        for _ in range(r.randint(1, 4)):
+            c = r.random()
+            if c < 0.45:
+                ops.append(f"  wait {r.choice(['s', 's', 'u'])} >= {r.randint(0, 3)}")
+            elif c < 0.6:
+                x = 16 * r.randint(0, k)
+                ops.append(f"  exec k {r.choice(['reads', 'writes'])} a[{x}:{x + 16}]")
+            else:
+                ops.append(f"  signal {r.choice(['s', 's', 'u'])} = {r.randint(0, 3)}")
+        ops.insert(r.randint(len(ops) // 2, len(ops)), f"  signal t = {i + 1}")
+        lines += ops + ["}"]
+        if r.random() < 0.1:
+            lines.append(f"signal {r.choice(['s', 'u'])} = {r.randint(0, 3)}")
+    if r.random() < 0.3:
+        lines.append(f"wait s >= {r.randint(0, 3)}")
+    return "\n".join(lines) + "\n"
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and sys.argv[4] not in ("relay", "chain")):
         sys.exit(__doc__)
     count, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    make = chain_program if len(sys.argv) == 5 and sys.argv[4] == "chain" else program
     os.makedirs(out, exist_ok=True)
     for n in range(count):
         with open(os.path.join(out, f"p{n}.hcq"), "w") as f:
-            f.write(program(random.Random(seed + n)))
+            f.write(make(random.Random(seed + n)))
 
 
 if __name__ == "__main__":

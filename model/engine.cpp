@@ -90,6 +90,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
       if (t.cmds[list[k]].op == CmdOp::Wait) next = list[k];
     }
   index_.resize(p_.signals.size());
+  chained_max_.assign(p_.signals.size(), 0);
   shared_.resize(p_.signals.size());
   latest_.resize(p_.signals.size());
   latest_ok_.assign(p_.signals.size(), 1);
@@ -117,7 +118,9 @@ uint64_t Engine::word_mask(uint32_t agent, bool wait) const {
 
 const WaitResolution* Engine::resolution(EventRef w) const {
   uint32_t r = w.host ? host_resolution_[w.id] : cmd_resolution_[w.id];
-  return r == kNone ? nullptr : &resolutions_[r];
+  if (r == kNone) return nullptr;
+  if (resolutions_[r].unlisted) list_candidates(resolutions_[r]);
+  return &resolutions_[r];
 }
 
 const Clock* Engine::host_clock_at(uint32_t h) const {
@@ -302,7 +305,9 @@ struct Engine::Scan {
   // suffix of the agent's writes (on a chained queue too: a later release ends after an earlier
   // one's exec or with it); the scans still skip any of them.
   bool after(uint32_t i) const { return after_wait && e.known(*ws[i].end, w); }
+  const std::vector<size_t>* limits = nullptr;  // per writer: how many writes had run (an unlisted wait, listed later)
   size_t limit(const AgentWrites& aw) const {
+    if (limits) return (*limits)[size_t(&aw - e.by_agent_[cond.signal].data())];
     if (!after_wait) return aw.processed;
     return size_t(std::partition_point(aw.idx.begin(), aw.idx.begin() + long(aw.processed), [&](uint32_t i) { return !after(i); }) -
                   aw.idx.begin());
@@ -431,7 +436,7 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
       work_ += agents.size();
       std::vector<Span> spans;
       std::vector<uint32_t> lower_known;
-      WaitResolution tmp{w, cond, {}, false, {}, true, nullptr};
+      WaitResolution tmp{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
       scan_known(sc, agents, spans, lower_known);
       pick_candidates(sc, agents, spans, lower_known, tmp);
       sh.version = processed_order_[cond.signal].size();
@@ -452,11 +457,51 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   learned = r.initial_candidate ? Clock(&t_) : meet_of(r.candidates);
 }
 
+bool Engine::defer_listing(const WaitCond& cond, const Clock& start) const {
+  uint32_t s = cond.signal;
+  // Every write is known by one of the latest, so the start knows them all. A latest write that
+  // meets the wait is a candidate (nothing known follows it), and one exists only if such a latest
+  // one does: a candidate is followed by a latest write, which would overwrite it if it were lower.
+  // What every candidate knows is at most what that one knows: if the start knows that too, the
+  // wait learns nothing. (Knowing a write's end does not always mean knowing all it knew: a forced
+  // wait's clock from an earlier round of refine may know less. So this is asked, not assumed.)
+  // Chained writers' scans are bounded (kMaxChainedScan): only while no bound can be reached.
+  if (!latest_ok_[s] || processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
+  auto it = std::find_if(latest_[s].begin(), latest_[s].end(), [&](uint32_t i) { return cond.met_by(writes_[s][i].value); });
+  return it != latest_[s].end() && knows_every_write(s, start) && writes_[s][*it].end->leq(start);
+}
+
+void Engine::list_candidates(WaitResolution& r) const {
+  // What candidates() would have found when the wait resolved: each writer's writes that had run.
+  uint32_t s = r.cond.signal;
+  std::vector<size_t> limits(by_agent_[s].size(), 0);
+  for (size_t i = 0; i < r.listed_at; ++i) ++limits[writes_[s][processed_order_[s][i]].pos];
+  std::vector<uint32_t> agents;
+  for (uint32_t pos = 0; pos < limits.size(); ++pos)
+    if (limits[pos]) agents.push_back(pos);
+  Scan sc{*this, r.wait, r.cond, r.start, false, writes_[s]};
+  sc.limits = &limits;
+  std::vector<Span> spans;
+  std::vector<uint32_t> lower_known;
+  scan_known(sc, agents, spans, lower_known);
+  pick_candidates(sc, agents, spans, lower_known, r);
+  r.unlisted = false;
+  r.start = Clock();
+}
+
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced) {
-  WaitResolution r{w, cond, {}, false, {}, true, nullptr};
-  candidates(w, cond, start, false, r, learned);
-  bool ok = r.initial_candidate || r.count() > 0;
+  WaitResolution r{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
+  if (!forced && defer_listing(cond, start)) {
+    r.unlisted = true;
+    r.listed_at = processed_order_[cond.signal].size();
+    r.start = start;
+    learned = Clock(&t_);  // what every candidate knows, the start knows
+    work_ += 1;
+  } else {
+    candidates(w, cond, start, false, r, learned);
+  }
+  bool ok = r.unlisted || r.initial_candidate || r.count() > 0;
   if (ok && forced) {
     if (r.shared) {  // a forced wait keeps its own list (refine compares it)
       r.candidates.insert(r.candidates.end(), r.shared->begin(), r.shared->end());
@@ -495,7 +540,7 @@ Engine::Overrides Engine::refine(bool& changed) const {
   changed = false;
   Overrides out;
   for (const Forced& f : forced_) {
-    WaitResolution r{f.wait, f.cond, {}, false, {}, true, nullptr};
+    WaitResolution r{f.wait, f.cond, {}, false, {}, true, nullptr, false, 0, {}};
     Override o;
     candidates(f.wait, f.cond, f.start, true, r, o.learned);
     o.candidates = std::move(r.candidates);
@@ -570,6 +615,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   w.processed = true;
   w.end = std::make_shared<const Clock>(end);
   ++aw->processed;
+  if (!ordered_agent(aw->agent)) chained_max_[s] = std::max(chained_max_[s], aw->processed);
   aw->processed_max = std::max(aw->processed_max, w.value);
   aw->processed_max32 = std::max(aw->processed_max32, w.value & kLowHalf);
   ix.done.insert({aw->processed_max, w.pos});

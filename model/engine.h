@@ -64,6 +64,13 @@ struct WaitResolution {
   // its threshold, made so far: they are shared, not copied (thousands of writers, thousands of
   // waits), and come after `candidates` (none of them known).
   std::shared_ptr<const std::vector<uint32_t>> shared;
+  // A wait that knows every write of its signal made so far, one of which meets it: its candidates
+  // all happen before it starts, so it adds no ordering, and they are listed only when asked for
+  // (Engine::resolution lists them as of `listed_at` writes, from `start`), not as it resolves:
+  // thousands of writers known to thousands of waits. EngineObserver::on_wait sees it unlisted.
+  bool unlisted = false;
+  size_t listed_at = 0;
+  Clock start;
 
   size_t count() const { return candidates.size() + (shared ? shared->size() : 0); }
   uint32_t candidate(size_t i) const { return i < candidates.size() ? candidates[i] : (*shared)[i - candidates.size()]; }
@@ -352,7 +359,11 @@ class Engine {
   std::vector<std::vector<uint32_t>> processed_order_;  // per signal: writes in processing order
   std::vector<bool> uniform_high_;  // per signal: every write so far has the initial value's high half
   uint64_t high_half_before(uint32_t signal, const Clock& end) const;
-  std::vector<WaitResolution> resolutions_;
+  mutable std::vector<WaitResolution> resolutions_;  // mutable: unlisted ones are listed when asked for
+  // Whether a wait that starts at `start` may be resolved unlisted (WaitResolution::unlisted).
+  bool defer_listing(const WaitCond& cond, const Clock& start) const;
+  void list_candidates(WaitResolution& r) const;
+  std::vector<size_t> chained_max_;  // per signal: the most writes a chained queue made (their scans are bounded)
   std::vector<uint32_t> cmd_resolution_, host_resolution_;
   std::vector<Deadlock> deadlocks_;
   std::vector<uint32_t> queue_dead_cause_;

@@ -592,6 +592,15 @@ TEST_CASE("model: a hand-off on one timeline proves the waits on another signal 
   CHECK(!e.forced_any());
   CHECK(e.deadlocks().empty());
   CHECK(e.stuck_episodes() == 1);
+  // Each wait on s knows every write of s made so far: it is resolved unlisted (no look at every
+  // earlier writer, 400 x 400 / 2 steps here), and listed when asked for.
+  CHECK(e.work() < 20 * c->trace.cmds.size());
+  const qvet::WaitResolution* last = e.resolution({false, c->trace.queue_cmds[399][1]});
+  REQUIRE(last);
+  CHECK(!last->unlisted);
+  CHECK(last->count() == 399);  // one write of s by each earlier queue, none overwritten
+  CHECK(!last->adds_ordering);
+  for (size_t i = 0; i < last->count(); ++i) CHECK(last->known(i));
   // Queue 200 without its turn: it runs at once, and its write of s is unordered with every other.
   auto b = check(handoff(400, true));
   REQUIRE(!b->input_error);

@@ -247,6 +247,9 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     if (engine->bound_reached())
       note("a wait on a chained queue had more writes to look back at than qvet's bound (docs/language-notes.md): "
            "its candidates, and so the findings, may be incomplete");
+    if (engine->group_bound_reached())
+      note("a deadlock held more stuck waits than qvet's bound (" + std::to_string(Engine::kMaxCycleGroup) +
+           ") for telling its cycle from the waits blocked behind it (docs/language-notes.md): they are one finding");
     return {std::move(ds), std::move(engine)};
   }
 }

@@ -119,6 +119,10 @@ class Engine {
   uint64_t work() const { return work_; }
   // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
+  // Whether a deadlock's component was too large to tell its cycle from the waits behind it
+  // (kMaxCycleGroup): then it is one finding.
+  bool group_bound_reached() const { return group_bound_reached_; }
+  static constexpr size_t kMaxCycleGroup = 512;
 
   const Trace& trace() const { return t_; }
   bool ran(EventRef e) const { return e.host ? host_ran_[e.id] : cmd_ran_[e.id]; }
@@ -227,6 +231,11 @@ class Engine {
   void record_write(uint32_t signal, size_t index, const Clock& end);
   bool write_dead(const SignalWrite& w) const;
   void unstick();
+  // Of a strongly connected component of stuck heads (stuck_nodes_ indices) that nothing can
+  // release: the waits of the deadlock to report first (those in one happens-before cycle, or one
+  // with no candidate and those caught with it).
+  std::vector<int> deadlock_group(const std::vector<int>& members);
+  bool group_bound_reached_ = false;
   // Before forcing anything: what the stuck waits prove of each other from below (sound facts of
   // the least fixed point), so that a wait whose pending candidates all come after it resolves
   // exactly, with no forcing and no further round. True when some wait was cleared.

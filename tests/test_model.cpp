@@ -608,6 +608,29 @@ TEST_CASE("model: a hand-off on one timeline proves the waits on another signal 
   CHECK(b->has("race"));
 }
 
+TEST_CASE("model: a deadlock's cycle is told from the waits behind it, up to a bound that a note reports") {
+  // Every queue waits for any other's write of s: no wait ends before another, so the whole
+  // component is one finding; above Engine::kMaxCycleGroup stuck waits, without the analysis.
+  auto all_wait = [](size_t k) {
+    std::string p = "device g strict\nsignal s on host = 0\n";
+    for (size_t q = 0; q < k; ++q) p += "queue q" + std::to_string(q) + " on g compute\n";
+    for (size_t q = 0; q < k; ++q) p += "submit q" + std::to_string(q) + " {\n  wait s >= 1\n  signal s = 1\n}\n";
+    return p;
+  };
+  for (size_t k : {size_t(300), qvet::Engine::kMaxCycleGroup + 1}) {
+    auto c = check(all_wait(k));
+    REQUIRE(!c->input_error);
+    size_t deadlocks = 0;
+    bool note = false;
+    for (auto& d : c->diags) {
+      deadlocks += d.rule == "deadlock";
+      note |= d.rule == "input" && d.message.find("telling its cycle") != std::string::npos;
+    }
+    CHECK(deadlocks == 1);
+    CHECK(note == (k > qvet::Engine::kMaxCycleGroup));
+  }
+}
+
 TEST_CASE("model: 3,000 readers of one signal written by 3,000 queues share one candidate list") {
   // Every writer is every reader's candidate; a reader is ordered only by what they all share.
   std::string p = "device g nv\nbuffer a on g 48K\nsignal s on host = 0\n";

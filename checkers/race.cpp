@@ -625,12 +625,19 @@ class RaceChecker : public Checker {
   // knows what `found` follows (the producer) too, so only these can make the wait stale. Many
   // findings share their `found`; a scan of every write of the signal per finding would be
   // quadratic.
-  // The writes that meet a proposed wait (fixes are chosen after the run: every write has run).
+  // The writes that meet a proposed wait (fixes are chosen after the run: every write has run),
+  // only the first of each agent whose writes end in order (every queue but a chained one, and
+  // the host): a later one knows all the first one knows, so it is stale only if the first one
+  // is. (Each finding asks; on a timeline of one queue, every later write: quadratic.)
   const std::vector<const SignalWrite*>& stale_pool(const WaitCond& cond) {
     auto [it, fresh] = stale_pools_.try_emplace({cond.signal, cond.threshold, cond.mask});
     if (fresh)
-      for (const SignalWrite& w : c_.e.writes(cond.signal))
-        if (cond.met_by(w.value) && w.processed) it->second.push_back(&w);
+      for (const SignalWrite& w : c_.e.writes(cond.signal)) {
+        if (!cond.met_by(w.value) || !w.processed) continue;
+        bool in_order = w.agent == kHostAgent || queue_mode(c_.p, w.agent) != Mode::Chained;
+        if (in_order && !it->second.empty() && it->second.back()->agent == w.agent) continue;
+        it->second.push_back(&w);
+      }
     return it->second;
   }
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::vector<const SignalWrite*>> stale_pools_;

@@ -842,6 +842,12 @@ void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   pf.only = only;
 }
 
+bool Engine::pending_top(const AgentWrites& aw, bool narrow, uint64_t& key) const {
+  if (aw.processed == aw.idx.size() || (aw.agent == kHostAgent ? host_dead_ : qs_[aw.agent].dead)) return false;
+  key = narrow ? aw.suffix_max32[aw.processed] : aw.suffix_max[aw.processed];
+  return true;
+}
+
 void Engine::foresee(EventRef w, uint32_t q, const WaitCond& cond) {
   QueueState& st = qs_[q];
   const QueueState::Foresight& a = st.ahead;
@@ -849,9 +855,7 @@ void Engine::foresee(EventRef w, uint32_t q, const WaitCond& cond) {
   const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
   uint64_t meet = pending.size() - pending.order_of_key({cond.threshold, 0});
   uint32_t pos = pos_of(cond.signal, q);
-  const AgentWrites* own = pos == kNone ? nullptr : &by_agent_[cond.signal][pos];
-  if (own && own->processed < own->idx.size() && (cond.narrow() ? own->suffix_max32 : own->suffix_max)[own->processed] >= cond.threshold)
-    --meet;
+  if (uint64_t key; pos != kNone && pending_top(by_agent_[cond.signal][pos], cond.narrow(), key) && key >= cond.threshold) --meet;
   if (meet != a.count) return;
   st.proof = {w.id, kNone, cond.signal, cond.narrow(), cond.threshold, episodes_, st.writes};
 }
@@ -868,16 +872,16 @@ bool Engine::derive() {
   // suffix sums of their places.
   using Key = std::pair<uint32_t, bool>;
   std::vector<Key> keys;
-  auto next_of = [&](uint32_t node) {
-    uint32_t nw = next_wait_[nodes[node].wait.id];
-    return nw != kNone && indexed(wait_cond(t_, {false, nw})) ? nw : kNone;
-  };
-  for (uint32_t i : order) {
-    keys.push_back({nodes[i].cond.signal, nodes[i].cond.narrow()});
-    if (uint32_t nw = next_of(i); nw != kNone) {
-      WaitCond c = wait_cond(t_, {false, nw});
-      keys.push_back({c.signal, c.narrow()});
-    }
+  std::vector<uint32_t> next(n, kNone);  // per member of `order`: its queue's next wait, if indexed
+  std::vector<WaitCond> next_cond(n);
+  for (size_t k = 0; k < n; ++k) {
+    const StuckNode& sn = nodes[order[k]];
+    keys.push_back({sn.cond.signal, sn.cond.narrow()});
+    if (uint32_t nw = next_wait_[sn.wait.id]; nw != kNone)
+      if (WaitCond c = wait_cond(t_, {false, nw}); indexed(c)) {
+        next[k] = nw, next_cond[k] = c;
+        keys.push_back({c.signal, c.narrow()});
+      }
   }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -901,12 +905,6 @@ bool Engine::derive() {
     const auto& vals = pend[k].values;
     size_t i = size_t(std::lower_bound(vals.begin(), vals.end(), std::pair<uint64_t, uint32_t>{v, 0}) - vals.begin());
     return {vals.size() - i, pend[k].suffix[i]};
-  };
-  auto pending_key = [&](uint32_t s, uint32_t pos, bool narrow, uint64_t& key) {
-    const AgentWrites& aw = by_agent_[s][pos];
-    if (aw.processed == aw.idx.size() || (aw.agent == kHostAgent ? host_dead_ : qs_[aw.agent].dead)) return false;
-    key = narrow ? aw.suffix_max32[aw.processed] : aw.suffix_max[aw.processed];
-    return true;
   };
   struct Node {
     uint32_t node, key, pos = kNone;  // stuck_nodes_ index; its (signal, width); its queue's place among the writers
@@ -939,7 +937,7 @@ bool Engine::derive() {
     for (auto [ws, wpos] : signals_of(sn.agent))
       for (bool narrow : {false, true})
         if (uint32_t wk = key_of(ws, narrow); wk != kNone)
-          if (uint64_t key; pending_key(ws, wpos, narrow, key)) {
+          if (uint64_t key; pending_top(by_agent_[ws][wpos], narrow, key)) {
             members[k][wk].insert(key, wpos);
             ++member_count[k];
             if (wk == x.key) x.pending = true, x.own_key = key;
@@ -950,10 +948,8 @@ bool Engine::derive() {
     x.m = m - (x.own_counts ? 1 : 0);
     x.m_sum = sum - (x.own_counts ? x.pos : 0);
     x.has_done = has_done(sn.cond);
-    if (uint32_t nw = next_of(x.node); nw != kNone) {
-      WaitCond c = wait_cond(t_, {false, nw});
-      x.next = nw, x.next_key = key_of(c.signal, c.narrow()), x.next_v = c.threshold;
-    }
+    if (next[k] != kNone)
+      x.next = next[k], x.next_key = key_of(next_cond[k].signal, next_cond[k].narrow()), x.next_v = next_cond[k].threshold;
   }
   std::vector<int> uf(n);
   for (size_t k = 0; k < n; ++k) uf[k] = int(k);

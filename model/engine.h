@@ -329,6 +329,8 @@ class Engine {
   };
   std::vector<WriterIndex> index_;
   void index_pending(uint32_t signal, uint32_t pos, bool add);
+  // A live writer's largest value still to write (its key in WriterIndex::pending); false if none.
+  bool pending_top(const AgentWrites& aw, bool narrow, uint64_t& key) const;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> agent_signals_;  // per queue (host last): (signal, pos)
   std::vector<std::pair<uint32_t, uint32_t>>& signals_of(uint32_t agent) {
     return agent_signals_[agent == kHostAgent ? nq_ : agent];

@@ -18,14 +18,29 @@ import random
 import sys
 
 
+def header(r, k, signals):
+    """A device of a random kind, a buffer, the signals' declarations and k queues."""
+    return ([f"device g {r.choice(['nv', 'amd', 'strict'])}", f"buffer a on g {16 * (k + 2)}"] +
+            [f"signal {name} on host = {init}" for name, init in signals(r)] +
+            [f"queue q{i} on g compute" for i in range(k)])
+
+
+def submit_order(r, k, p):
+    order = list(range(k))
+    if r.random() < p:
+        r.shuffle(order)
+    return order
+
+
+def random_exec(r, k):
+    x = 16 * r.randint(0, k)
+    return f"  exec k {r.choice(['reads', 'writes'])} a[{x}:{x + 16}]"
+
+
 def program(r):
     k = r.randint(2, 8)
-    lines = [f"device g {r.choice(['nv', 'amd', 'strict'])}", f"buffer a on g {16 * (k + 2)}",
-             "signal s on host = 0", "signal t on host = 0"]
-    lines += [f"queue q{i} on g compute" for i in range(k)]
-    order = list(range(k))
-    if r.random() < 0.3:
-        r.shuffle(order)
+    lines = header(r, k, lambda r: [("s", 0), ("t", 0)])
+    order = submit_order(r, k, 0.3)
     for i in order:
         lines += [f"submit q{i} {{", f"  wait s >= {max(i + r.choice([0, 0, 0, -1, 1]), 0)}"]
         for _ in range(r.randint(0, 3)):
@@ -33,8 +48,7 @@ def program(r):
             if c < 0.4:
                 lines.append(f"  wait {r.choice(['s', 's', 't'])} >= {max(0, i + r.choice([-1, 0, 0, 1]))}")
             elif c < 0.7:
-                x = 16 * r.randint(0, k)
-                lines.append(f"  exec k {r.choice(['reads', 'writes'])} a[{x}:{x + 16}]")
+                lines.append(random_exec(r, k))
             elif c < 0.85:
                 lines.append(f"  signal {r.choice(['s', 't'])} = {max(0, i + r.choice([0, 1, -1]))}")
             else:
@@ -50,12 +64,8 @@ def program(r):
 
 def chain_program(r):
     k = r.randint(2, 9)
-    lines = [f"device g {r.choice(['nv', 'amd', 'strict'])}", f"buffer a on g {16 * (k + 2)}",
-             f"signal s on host = {r.choice([0, 1])}", "signal t on host = 0", "signal u on host = 0"]
-    lines += [f"queue q{i} on g compute" for i in range(k)]
-    order = list(range(k))
-    if r.random() < 0.2:
-        r.shuffle(order)
+    lines = header(r, k, lambda r: [("s", r.choice([0, 1])), ("t", 0), ("u", 0)])
+    order = submit_order(r, k, 0.2)
     for i in order:
         lines += [f"submit q{i} {{", f"  wait t >= {max(i + r.choice([0, 0, 0, 0, -1, 1]), 0)}"]
         ops = []
@@ -64,8 +74,7 @@ def chain_program(r):
             if c < 0.45:
                 ops.append(f"  wait {r.choice(['s', 's', 'u'])} >= {r.randint(0, 3)}")
             elif c < 0.6:
-                x = 16 * r.randint(0, k)
-                ops.append(f"  exec k {r.choice(['reads', 'writes'])} a[{x}:{x + 16}]")
+                ops.append(random_exec(r, k))
             else:
                 ops.append(f"  signal {r.choice(['s', 's', 'u'])} = {r.randint(0, 3)}")
         ops.insert(r.randint(len(ops) // 2, len(ops)), f"  signal t = {i + 1}")

@@ -65,6 +65,7 @@ class SignalRaceChecker : public Checker {
     }
   };
   std::vector<std::map<uint32_t, AgentWrites>> by_agent_;  // per signal, per agent (queue id or kHostAgent)
+  using AgentList = std::map<uint32_t, AgentWrites>::value_type;
   // Per signal, how many writers have written one value only (value -> writers): a write of that
   // value has no partner among them, so when they are all the writers it skips the walk over
   // every writer (one signal written by thousands of queues).
@@ -94,8 +95,19 @@ class SignalRaceChecker : public Checker {
     bool walk = may_race(*w, end);
     count_values(*w);
     uint64_t key = c_.e.submit_key(ev);
-    for (auto& entry : by_agent_[w->signal]) {
-      if (!walk) break;
+    // Only the writers of the writes it does not know, where the engine can tell them cheaply
+    // (all but a few writers' writes known: not one step per writer).
+    std::vector<AgentList*> lists;
+    std::vector<uint32_t> writers;
+    auto& agents = by_agent_[w->signal];
+    if (walk && c_.e.unknown_writers(w->signal, end, writers)) {
+      for (uint32_t a : writers)
+        if (auto it = agents.find(a); it != agents.end()) lists.push_back(&*it);
+    } else if (walk) {
+      for (auto& entry : agents) lists.push_back(&entry);
+    }
+    for (AgentList* each : lists) {
+      auto& entry = *each;
       const uint32_t agent = entry.first;  // named, not a structured binding: the lambdas below use them
       AgentWrites& list = entry.second;
       // The positions `end` does not know: the gaps between the ranges it knows.

@@ -13,25 +13,27 @@ class StaleWaitChecker : public Checker {
 
   void on_wait(const WaitResolution& r) override {
     if (!c_.threshold_fits(r)) return;
-    int older = -1, newer = -1;
-
+    // The older write: the latest write the wait knows that meets it (nothing follows it), else
+    // the first known candidate; the newer: the first unknown candidate.
+    uint32_t older = r.latest_known;
+    int newer = -1;
     for (size_t i = 0; i < r.candidates.size(); ++i) {
-      if (r.candidate_known[i] && older < 0) older = int(i);
+      if (r.candidate_known[i] && older == kNone) older = r.candidates[i];
       if (!r.candidate_known[i] && newer < 0) newer = int(i);
     }
     if (newer < 0 && r.shared) newer = int(r.candidates.size());  // the shared ones are all unordered
-    if (newer < 0 || (older < 0 && !r.initial_candidate)) return;
+    if (newer < 0 || (older == kNone && !r.initial_candidate)) return;
     const auto& ws = c_.e.writes(r.cond.signal);
     const std::string& sname = c_.p.signals[r.cond.signal].name;
     Diagnostic d;
     d.set_rule(Rule::StaleWait);
     d.loc = c_.loc(r.wait);
-    std::string old_text = older >= 0 ? c_.signal_write_text(ws[r.candidate(size_t(older))])
-                                      : "the initial value " + std::to_string(c_.e.initial_value(r.cond.signal));
+    std::string old_text = older != kNone ? c_.signal_write_text(ws[older])
+                                          : "the initial value " + std::to_string(c_.e.initial_value(r.cond.signal));
     d.message = c_.what(r.wait) + " may already be satisfied by " + old_text + ", so it need not wait for " +
                 c_.signal_write_text(ws[r.candidate(size_t(newer))]);
-    d.related.push_back({older >= 0 ? c_.loc(ws[r.candidate(size_t(older))].event) : c_.p.signals[r.cond.signal].loc,
-                         older >= 0 ? "the older write" : "'" + sname + "' is declared here with its initial value"});
+    d.related.push_back({older != kNone ? c_.loc(ws[older].event) : c_.p.signals[r.cond.signal].loc,
+                         older != kNone ? "the older write" : "'" + sname + "' is declared here with its initial value"});
     c_.sink.add(std::move(d), c_.ctx(r.wait));
   }
 };

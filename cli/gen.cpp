@@ -55,6 +55,8 @@ std::string gen_help() {
          "                            handoff        queue i: `wait t >= i; wait s >= 1; exec; signal s = 1 or 2;\n"
          "                                           signal t = i + 1` (n/5 queues): s is no timeline, and each\n"
          "                                           wait on it hangs on t's relay\n"
+         "                            handoff-stray  handoff, and one more queue writes s = 2 once, unordered:\n"
+         "                                           each wait on s knows every write of s but that one\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -177,18 +179,22 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s = " + std::to_string(q + 1));
       emit("}");
     }
-  } else if (o.shape == "handoff") {
+  } else if (o.shape == "handoff" || o.shape == "handoff-stray") {
     // A relay on t hands each queue its turn; the queue also waits on s, which every queue writes
     // with 1 or 2 (no timeline). Every later queue's write of s could satisfy each such wait until
     // the relay on t shows it comes after (Engine::derive across signals, and `foresee`).
     // A strict device: on nv, `signal s` and `signal t` would both release the exec, in no order,
     // and every pair of writes of s would race (n^2/50 findings, output as large as that).
+    // handoff-stray: one more queue writes s = 2 once, unordered with every other write, so each
+    // wait on s knows all writes of s but that one (a stale-wait note each).
+    bool stray = o.shape == "handoff-stray";
     uint64_t queues = std::max<uint64_t>(n / 5, 1);
     emit("device gpu0 strict");
     emit("buffer a on gpu0 " + std::to_string(16 * queues));
     for (uint64_t q = 0; q < queues; ++q) emit("queue q" + std::to_string(q) + " on gpu0 compute");
     emit("signal s on host = 1");
     emit("signal t on host = 0");
+    if (stray) emit("queue stray on gpu0 compute\nsubmit stray {\n  signal s = 2\n}");
     for (uint64_t q = 0; q < queues; ++q) {
       emit("submit q" + std::to_string(q) + " {");
       emit("  wait t >= " + std::to_string(q));
@@ -422,7 +428,7 @@ int run_gen(int argc, char** argv) {
     } else if (a == "--shape") {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
-                                            "host-chain", "fan-in", "timeline-relay", "handoff"};
+                                            "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

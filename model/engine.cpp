@@ -44,7 +44,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
       agents.push_back(std::move(a));
     }
     uint32_t pos = uint32_t(agents.size() - 1);
-    writes_[s].push_back({e, agent, s, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr, pos});
+    writes_[s].push_back({e, agent, s, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr, pos, false, {}});
     agents.back().idx.push_back(idx);
     return idx;
   };
@@ -216,6 +216,63 @@ void Engine::sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>
   std::sort(out.begin(), out.end());
 }
 
+bool Engine::knows_some_write(const Clock& k, uint32_t s, const AgentWrites& aw) const {
+  if (aw.processed == 0) return false;
+  // An ordered agent's known writes are a prefix.
+  return ordered_agent(aw.agent) ? known(k, writes_[s][aw.idx[0]].event) : knows_any_write(k, s, aw);
+}
+
+void Engine::find_cover(uint32_t s, SignalWrite& w, const Clock& end) const {
+  std::vector<uint32_t> queues;
+  if (!end.queues(queues, kCoverQueues)) return;  // too many to look at: not covered
+  auto last_known = [&](const AgentWrites& aw) {  // an ordered agent's known writes are a prefix
+    size_t lo = 0, hi = aw.processed;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (known(end, writes_[s][aw.idx[mid]].event)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) w.cover.push_back(aw.idx[lo - 1]);
+  };
+  const auto& agents = by_agent_[s];
+  for (uint32_t q : queues) {
+    uint32_t pos = pos_of(s, q);
+    if (q == w.agent || pos == kNone) continue;
+    if (!ordered_agent(q)) {  // a chained queue's known writes need not be a prefix
+      if (knows_some_write(end, s, agents[pos])) return w.cover.clear();
+      continue;
+    }
+    last_known(agents[pos]);
+  }
+  if (w.agent != kHostAgent && !agents.empty() && agents.back().agent == kHostAgent) last_known(agents.back());
+  w.covered = true;
+}
+
+bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& agents) const {
+  // Every write is known by one of the latest, so by `k` if it knows that one. A write `k` does
+  // not know leaves unknown its own agent's writes before it and, of other agents' writes, only
+  // ones its cover knows: so follow the covers of the unknown writes, a few steps at most.
+  // Where an earlier round's overrides leave clocks that are not down-closed, knowing a write need
+  // not mean knowing what it knew: then only none unknown (knows_every_write) is told.
+  agents.clear();
+  if (!latest_ok_[s]) return false;
+  std::vector<uint32_t> todo;
+  for (uint32_t i : latest_[s])
+    if (!known(k, writes_[s][i].event)) todo.push_back(i);
+  if (!todo.empty() && !overrides_.empty()) return false;
+  for (size_t steps = 0; !todo.empty(); ++steps) {
+    const SignalWrite& w = writes_[s][todo.back()];
+    todo.pop_back();
+    if (!w.covered || steps == kLatest) return false;
+    agents.push_back(w.agent);
+    for (uint32_t c : w.cover)
+      if (!known(k, writes_[s][c].event)) todo.push_back(c);
+  }
+  std::sort(agents.begin(), agents.end());
+  agents.erase(std::unique(agents.begin(), agents.end()), agents.end());
+  return true;
+}
+
 bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
   return latest_ok_[s] && std::all_of(latest_[s].begin(), latest_[s].end(), [&](uint32_t i) { return known(k, writes_[s][i].event); });
 }
@@ -223,7 +280,6 @@ bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
 void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
                               bool& knows_all) const {
   const auto& agents = by_agent_[cond.signal];
-  const auto& ws = writes_[cond.signal];
   auto add = [&](uint32_t pos) {
     if (agents[pos].processed) out.push_back(pos);
   };
@@ -242,17 +298,14 @@ void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vec
     return;
   }
   knows_none = true;
-  auto knows_some = [&](const AgentWrites& aw) {  // an ordered agent's known writes are a prefix
-    return ordered_agent(aw.agent) ? known(start, ws[aw.idx[0]].event) : knows_any_write(start, cond.signal, aw);
-  };
   for (uint32_t q : queues)
     if (uint32_t pos = pos_of(cond.signal, q); pos != kNone && agents[pos].processed) {
       out.push_back(pos);
-      knows_none &= !knows_some(agents[pos]);
+      knows_none &= !knows_some_write(start, cond.signal, agents[pos]);
     }
   if (!agents.empty() && agents.back().agent == kHostAgent && agents.back().processed) {
     out.push_back(uint32_t(agents.size() - 1));
-    knows_none &= !knows_some(agents.back());
+    knows_none &= !knows_some_write(start, cond.signal, agents.back());
   }
   if (knows_none) {  // the caller takes the writers with a match only if its shared list is stale
     out.clear();
@@ -457,18 +510,51 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   learned = r.initial_candidate ? Clock(&t_) : meet_of(r.candidates);
 }
 
-bool Engine::defer_listing(const WaitCond& cond, const Clock& start) const {
+uint32_t Engine::latest_known_match(const WaitCond& cond, const Clock& start) const {
   uint32_t s = cond.signal;
-  // Every write is known by one of the latest, so the start knows them all. A latest write that
-  // meets the wait is a candidate (nothing known follows it), and one exists only if such a latest
-  // one does: a candidate is followed by a latest write, which would overwrite it if it were lower.
-  // What every candidate knows is at most what that one knows: if the start knows that too, the
-  // wait learns nothing. (Knowing a write's end does not always mean knowing all it knew: a forced
-  // wait's clock from an earlier round of refine may know less. So this is asked, not assumed.)
-  // Chained writers' scans are bounded (kMaxChainedScan): only while no bound can be reached.
+  if (!latest_ok_[s]) return kNone;
+  for (size_t j = latest_[s].size(); j-- > 0;)  // in processing order
+    if (const SignalWrite& w = writes_[s][latest_[s][j]]; cond.met_by(w.value) && known(start, w.event)) return latest_[s][j];
+  return kNone;
+}
+
+bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitResolution& r) const {
+  uint32_t s = cond.signal;
+  // Every write is known by one of the latest. A latest write that the start knows and that meets
+  // the wait is a candidate (no write follows it). What every candidate knows is at most what that
+  // one knows: if the start knows that too, the wait learns nothing. (Knowing a write's end does
+  // not always mean knowing all it knew: a forced wait's clock from an earlier round of refine may
+  // know less. So this is asked, not assumed.)
+  // The writes the start does not know are those of a few agents (unknown_writers), the only
+  // writers to scan for unknown candidates. Chained writers' scans are bounded (kMaxChainedScan):
+  // only while no bound can be reached, and only ordered writers are scanned here.
   if (!latest_ok_[s] || processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
-  auto it = std::find_if(latest_[s].begin(), latest_[s].end(), [&](uint32_t i) { return cond.met_by(writes_[s][i].value); });
-  return it != latest_[s].end() && knows_every_write(s, start) && writes_[s][*it].end->leq(start);
+  uint32_t proof = kNone;
+  for (size_t j = latest_[s].size(); j-- > 0 && proof == kNone;)
+    if (const SignalWrite& w = writes_[s][latest_[s][j]]; cond.met_by(w.value) && known(start, w.event) && w.end->leq(start))
+      proof = latest_[s][j];
+  std::vector<uint32_t> unknown;
+  if (proof == kNone || !unknown_writers(s, start, unknown)) return false;
+  for (uint32_t agent : unknown)
+    if (!ordered_agent(agent)) return false;
+  r.latest_known = latest_known_match(cond, start);
+  for (uint32_t agent : unknown) {  // in increasing order, as by_agent_
+    uint32_t pos = pos_of(s, agent);  // as pick_candidates: an ordered agent's first unknown match
+    const AgentWrites& aw = by_agent_[s][pos];
+    size_t lo = 0, hi = aw.processed;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (known(start, writes_[s][aw.idx[mid]].event)) lo = mid + 1;
+      else hi = mid;
+    }
+    for (size_t k = lo; k < aw.processed; ++k)
+      if (cond.met_by(writes_[s][aw.idx[k]].value)) {
+        r.candidates.push_back(aw.idx[k]);
+        r.candidate_known.push_back(false);
+        break;
+      }
+  }
+  return true;
 }
 
 void Engine::list_candidates(WaitResolution& r) const {
@@ -484,6 +570,8 @@ void Engine::list_candidates(WaitResolution& r) const {
   std::vector<Span> spans;
   std::vector<uint32_t> lower_known;
   scan_known(sc, agents, spans, lower_known);
+  r.candidates.clear();  // the unknown ones, found as it resolved: listed again, in order
+  r.candidate_known.clear();
   pick_candidates(sc, agents, spans, lower_known, r);
   r.unlisted = false;
   r.start = Clock();
@@ -492,14 +580,15 @@ void Engine::list_candidates(WaitResolution& r) const {
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced) {
   WaitResolution r{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
-  if (!forced && defer_listing(cond, start)) {
+  if (!forced && resolve_unlisted(cond, start, r)) {
     r.unlisted = true;
     r.listed_at = processed_order_[cond.signal].size();
     r.start = start;
     learned = Clock(&t_);  // what every candidate knows, the start knows
-    work_ += 1;
+    work_ += 1 + r.candidates.size();
   } else {
     candidates(w, cond, start, false, r, learned);
+    r.latest_known = latest_known_match(cond, start);
   }
   bool ok = r.unlisted || r.initial_candidate || r.count() > 0;
   if (ok && forced) {
@@ -580,6 +669,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   WriterIndex& ix = index_[s];
   index_pending(s, w.pos, false);
   if (aw->processed) ix.done.erase({aw->processed_max, w.pos}), ix.done32.erase({aw->processed_max32, w.pos});
+  find_cover(s, w, end);
   // Does it follow every earlier write of its agent? (Always, except for chained releases.)
   w.follows_all_prev = true;
   if (aw->processed > 0) {

@@ -48,6 +48,11 @@ struct SignalWrite {
   bool follows_all_prev = false;  // once processed: every earlier write of its agent happens before it
   std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
   uint32_t pos = 0;  // its agent's place among the signal's writers (Engine's per-signal lists)
+  // Once processed, where its end knows few queues (`covered`): per other agent whose writes of
+  // the signal it knows, the last of them (indices into the signal's writes). Its end knows no
+  // other agent's write but these and the ones before them (Engine::unknown_writers).
+  bool covered = false;
+  std::vector<uint32_t> cover;
 };
 
 // What wait `w` of `t` (a device or host `wait`) waits for.
@@ -68,9 +73,15 @@ struct WaitResolution {
   // all happen before it starts, so it adds no ordering, and they are listed only when asked for
   // (Engine::resolution lists them as of `listed_at` writes, from `start`), not as it resolves:
   // thousands of writers known to thousands of waits. EngineObserver::on_wait sees it unlisted.
+  // So is a wait that knows every write but those of a few writers (Engine::unknown_writers):
+  // then `candidates` holds only the unknown ones until it is listed, and the known ones follow.
   bool unlisted = false;
   size_t listed_at = 0;
   Clock start;
+  // A write the wait's start knows that meets it and that no processed write follows, so a
+  // candidate: the last processed such (among Engine's latest writes), or kNone. stale-wait names
+  // it as the older write.
+  uint32_t latest_known = kNone;
 
   size_t count() const { return candidates.size() + (shared ? shared->size() : 0); }
   uint32_t candidate(size_t i) const { return i < candidates.size() ? candidates[i] : (*shared)[i - candidates.size()]; }
@@ -150,6 +161,10 @@ class Engine {
   // Whether an event that knows `k` knows every write of `signal` processed so far (false may only
   // mean "cannot tell cheaply": more than kLatest writes no later one knows).
   bool knows_every_write(uint32_t signal, const Clock& k) const;
+  // The agents (queue ids, kHostAgent) that made every processed write of `signal` that `k` does
+  // not know, in increasing order, with some of them perhaps none; false where that is not cheap
+  // to tell (then any agent may have).
+  bool unknown_writers(uint32_t signal, const Clock& k, std::vector<uint32_t>& agents) const;
 
  private:
   struct QueueState {
@@ -371,8 +386,14 @@ class Engine {
   std::vector<bool> uniform_high_;  // per signal: every write so far has the initial value's high half
   uint64_t high_half_before(uint32_t signal, const Clock& end) const;
   mutable std::vector<WaitResolution> resolutions_;  // mutable: unlisted ones are listed when asked for
-  // Whether a wait that starts at `start` may be resolved unlisted (WaitResolution::unlisted).
-  bool defer_listing(const WaitCond& cond, const Clock& start) const;
+  // Whether a wait that starts at `start` may be resolved unlisted (WaitResolution::unlisted);
+  // if so, `r` gets its unknown candidates and latest_known.
+  bool resolve_unlisted(const WaitCond& cond, const Clock& start, WaitResolution& r) const;
+  // The last processed of the signal's latest writes that `start` knows and that meets `cond`.
+  uint32_t latest_known_match(const WaitCond& cond, const Clock& start) const;
+  static constexpr size_t kCoverQueues = 8;  // SignalWrite::cover is kept while an end knows at most these
+  void find_cover(uint32_t signal, SignalWrite& w, const Clock& end) const;
+  bool knows_some_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;  // any of its processed ones
   void list_candidates(WaitResolution& r) const;
   std::vector<size_t> chained_max_;  // per signal: the most writes a chained queue made (their scans are bounded)
   std::vector<uint32_t> cmd_resolution_, host_resolution_;

@@ -2,7 +2,7 @@
 """Random relay- and timeline-shaped programs for the differential test (the oracle's random
 programs seldom have several queues handing one timeline on, where Engine::derive works).
 
-    scripts/relay_variants.py COUNT SEED DIR [relay|chain]
+    scripts/relay_variants.py COUNT SEED DIR [relay|chain|stray]
     build/qvet_differential --files DIR/*.hcq
 
 Queue i waits for s >= i (give or take one), does up to three random things (more waits on s or
@@ -12,6 +12,10 @@ may write a signal between submits and wait at the end. Program k uses seed SEED
 `chain`: queue i is released by a timeline t (wait t >= i, give or take one) and hands it on
 (signal t = i + 1) after random waits and writes of other signals, with low, repeated values, so
 that those signals are no timeline and their waits hang on t's (derive across signals, foresee).
+
+`stray`: chain programs with one to three more queues, each writing s once or twice out of the
+relay, some after a wait of their own: waits and writes that know every write of s but a few
+writers' (Engine::unknown_writers, resolve_unlisted).
 """
 import os
 import random
@@ -62,11 +66,23 @@ def program(r):
     return "\n".join(lines) + "\n"
 
 
-def chain_program(r):
+def stray_submit(r, x):
+    """Queue x{x}: maybe a wait, then one or two writes of s."""
+    ops = [f"  wait {r.choice(['s', 't', 'u'])} >= {r.randint(0, 3)}"] if r.random() < 0.4 else []
+    ops += [f"  signal s = {r.randint(0, 3)}" for _ in range(r.randint(1, 2))]
+    return [f"submit x{x} {{"] + ops + ["}"]
+
+
+def chain_program(r, strays=0):
     k = r.randint(2, 9)
     lines = header(r, k, lambda r: [("s", r.choice([0, 1])), ("t", 0), ("u", 0)])
+    lines += [f"queue x{x} on g compute" for x in range(strays)]
     order = submit_order(r, k, 0.2)
-    for i in order:
+    stray_at = sorted(r.randint(0, k) for _ in range(strays))
+    for n, i in enumerate(order):
+        while stray_at and stray_at[0] == n:
+            lines += stray_submit(r, strays - len(stray_at))
+            stray_at.pop(0)
         lines += [f"submit q{i} {{", f"  wait t >= {max(i + r.choice([0, 0, 0, 0, -1, 1]), 0)}"]
         ops = []
         for _ in range(r.randint(1, 4)):
@@ -81,16 +97,20 @@ def chain_program(r):
         lines += ops + ["}"]
         if r.random() < 0.1:
             lines.append(f"signal {r.choice(['s', 'u'])} = {r.randint(0, 3)}")
+    while stray_at:
+        lines += stray_submit(r, strays - len(stray_at))
+        stray_at.pop(0)
     if r.random() < 0.3:
         lines.append(f"wait s >= {r.randint(0, 3)}")
     return "\n".join(lines) + "\n"
 
 
 def main():
-    if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and sys.argv[4] not in ("relay", "chain")):
+    makers = {"relay": program, "chain": chain_program, "stray": lambda r: chain_program(r, r.randint(1, 3))}
+    if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and sys.argv[4] not in makers):
         sys.exit(__doc__)
     count, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    make = chain_program if len(sys.argv) == 5 and sys.argv[4] == "chain" else program
+    make = makers[sys.argv[4] if len(sys.argv) == 5 else "relay"]
     os.makedirs(out, exist_ok=True)
     for n in range(count):
         with open(os.path.join(out, f"p{n}.hcq"), "w") as f:

@@ -627,13 +627,21 @@ void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock
 
 Engine::Overrides Engine::refine(bool& changed) const {
   changed = false;
-  Overrides out;
+  // Every round's clocks are a lower bound of the fixed point's, so what a wait learns from them
+  // is too, and so is the union of what the rounds learned. Keeping it (earlier rounds' overrides
+  // included, for waits not forced in this one) makes the rounds climb: without, a wait that was
+  // forced in one round and resolved in the next dropped what it had learned, and the rounds
+  // could cycle (a 70-line program: a period of 12 rounds, 10^5 of them, 30 s). The candidates
+  // are this round's: they are representatives (pick_candidates), not sets to intersect, and only
+  // what is learned orders the next round, so once that stops growing they stop changing.
+  Overrides out = overrides_;
   for (const Forced& f : forced_) {
     WaitResolution r{f.wait, f.cond, {}, false, {}, true, nullptr, false, 0, {}};
     Override o;
     candidates(f.wait, f.cond, f.start, true, r, o.learned);
     o.candidates = std::move(r.candidates);
     o.initial = r.initial_candidate;
+    if (auto it = overrides_.find(event_key(f.wait)); it != overrides_.end()) o.learned.join(it->second.learned);
     if (!(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || o.candidates != f.candidates || o.initial != f.initial)
       changed = true;
     out[event_key(f.wait)] = std::move(o);

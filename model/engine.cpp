@@ -1252,7 +1252,7 @@ std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
   }
   std::vector<int> local(stuck_nodes_.size(), -1);
   for (size_t a = 0; a < k; ++a) local[size_t(members[a])] = int(a);
-  size_t words = (k + 63) / 64;
+  size_t words = k / 64 + 1;  // (k + 63) / 64 would do; GCC -O3 fears it overflows (-Walloc-size-larger-than)
   using Set = std::vector<uint64_t>;
   auto has = [&](const Set& x, size_t b) { return (x[b / 64] >> (b % 64)) & 1; };
   std::vector<Set> before(k, Set(words, 0));

@@ -631,13 +631,12 @@ class RaceChecker : public Checker {
   // is. (Each finding asks; on a timeline of one queue, every later write: quadratic.)
   const std::vector<const SignalWrite*>& stale_pool(const WaitCond& cond) {
     auto [it, fresh] = stale_pools_.try_emplace({cond.signal, cond.threshold, cond.mask});
-    if (fresh)
-      for (const SignalWrite& w : c_.e.writes(cond.signal)) {
-        if (!cond.met_by(w.value) || !w.processed) continue;
-        bool in_order = w.agent == kHostAgent || queue_mode(c_.p, w.agent) != Mode::Chained;
-        if (in_order && !it->second.empty() && it->second.back()->agent == w.agent) continue;
-        it->second.push_back(&w);
-      }
+    if (fresh) {
+      std::unordered_set<uint32_t> taken;  // in-order agents with a write in the pool
+      for (const SignalWrite& w : c_.e.writes(cond.signal))
+        if (cond.met_by(w.value) && w.processed && (!c_.e.ordered_agent(w.agent) || taken.insert(w.agent).second))
+          it->second.push_back(&w);
+    }
     return it->second;
   }
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::vector<const SignalWrite*>> stale_pools_;

@@ -216,6 +216,11 @@ void Engine::sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>
   std::sort(out.begin(), out.end());
 }
 
+size_t Engine::known_prefix(const Clock& k, uint32_t s, const AgentWrites& aw, size_t n) const {
+  return size_t(std::partition_point(aw.idx.begin(), aw.idx.begin() + long(n), [&](uint32_t i) { return known(k, writes_[s][i].event); }) -
+                aw.idx.begin());
+}
+
 bool Engine::knows_some_write(const Clock& k, uint32_t s, const AgentWrites& aw) const {
   if (aw.processed == 0) return false;
   // An ordered agent's known writes are a prefix.
@@ -225,14 +230,8 @@ bool Engine::knows_some_write(const Clock& k, uint32_t s, const AgentWrites& aw)
 void Engine::find_cover(uint32_t s, SignalWrite& w, const Clock& end) const {
   std::vector<uint32_t> queues;
   if (!end.queues(queues, kCoverQueues)) return;  // too many to look at: not covered
-  auto last_known = [&](const AgentWrites& aw) {  // an ordered agent's known writes are a prefix
-    size_t lo = 0, hi = aw.processed;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (known(end, writes_[s][aw.idx[mid]].event)) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo > 0) w.cover.push_back(aw.idx[lo - 1]);
+  auto last_known = [&](const AgentWrites& aw) {
+    if (size_t n = known_prefix(end, s, aw, aw.processed)) w.cover.push_back(aw.idx[n - 1]);
   };
   const auto& agents = by_agent_[s];
   for (uint32_t q : queues) {
@@ -382,12 +381,7 @@ bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std
     size_t n = sc.limit(aw);
     if (n == 0) continue;
     if (ordered_agent(aw.agent)) {
-      size_t lo = 0, hi = n;
-      while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (sc.known_write(aw.idx[mid])) lo = mid + 1;
-        else hi = mid;
-      }
+      size_t lo = known_prefix(sc.start, sc.cond.signal, aw, n);
       spans[a].kb = lo;
       any_known |= lo > 0;
       size_t j = lo;
@@ -541,13 +535,7 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
   for (uint32_t agent : unknown) {  // in increasing order, as by_agent_
     uint32_t pos = pos_of(s, agent);  // as pick_candidates: an ordered agent's first unknown match
     const AgentWrites& aw = by_agent_[s][pos];
-    size_t lo = 0, hi = aw.processed;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (known(start, writes_[s][aw.idx[mid]].event)) lo = mid + 1;
-      else hi = mid;
-    }
-    for (size_t k = lo; k < aw.processed; ++k)
+    for (size_t k = known_prefix(start, s, aw, aw.processed); k < aw.processed; ++k)
       if (cond.met_by(writes_[s][aw.idx[k]].value)) {
         r.candidates.push_back(aw.idx[k]);
         r.candidate_known.push_back(false);

@@ -165,6 +165,8 @@ class Engine {
   // not know, in increasing order, with some of them perhaps none; false where that is not cheap
   // to tell (then any agent may have).
   bool unknown_writers(uint32_t signal, const Clock& k, std::vector<uint32_t>& agents) const;
+  // Whether an agent's writes end in its order (the host, every queue but a chained one).
+  bool ordered_agent(uint32_t agent) const;
 
  private:
   struct QueueState {
@@ -367,7 +369,6 @@ class Engine {
   void sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;
   uint32_t pos_of(uint32_t signal, uint32_t agent) const;
   void matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;  // wrote a value meeting it  // kNone when it does not write it
-  bool ordered_agent(uint32_t agent) const;
   bool knows_any_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;
   // Chained queues: how far back a wait looks for candidates, and how many it keeps
   // (docs/language-notes.md).
@@ -394,6 +395,8 @@ class Engine {
   static constexpr size_t kCoverQueues = 8;  // SignalWrite::cover is kept while an end knows at most these
   void find_cover(uint32_t signal, SignalWrite& w, const Clock& end) const;
   bool knows_some_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;  // any of its processed ones
+  // How many of an ordered agent's first `n` writes `k` knows (they are a prefix).
+  size_t known_prefix(const Clock& k, uint32_t signal, const AgentWrites& aw, size_t n) const;
   void list_candidates(WaitResolution& r) const;
   std::vector<size_t> chained_max_;  // per signal: the most writes a chained queue made (their scans are bounded)
   std::vector<uint32_t> cmd_resolution_, host_resolution_;

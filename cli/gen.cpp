@@ -57,6 +57,12 @@ std::string gen_help() {
          "                                           wait on it hangs on t's relay\n"
          "                            handoff-stray  handoff, and one more queue writes s = 2 once, unordered:\n"
          "                                           each wait on s knows every write of s but that one\n"
+         "                            handoff-strays handoff with s = 1 only, and 100 more queues each write\n"
+         "                                           s = 1 once, unordered: more such writers than the\n"
+         "                                           engine's short list of latest writes\n"
+         "                            fan-in-relay   fan-in whose readers take turns on t: each wait on s\n"
+         "                                           knows every earlier reader's queue, no write of s;\n"
+         "                                           writers and readers alternate in queue ids\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -179,7 +185,30 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s = " + std::to_string(q + 1));
       emit("}");
     }
-  } else if (o.shape == "handoff" || o.shape == "handoff-stray") {
+  } else if (o.shape == "fan-in-relay") {
+    // fan-in, and the readers take turns on t: a reader's wait on s knows thousands of queues (the
+    // readers before it) and no writer's, which it must tell without a walk over either. Writers
+    // and readers alternate in queue ids (q2j writes, q2j+1 reads), so no part of a reader's clock
+    // is free of writers (Clock::any_known_queue, Engine::knows_no_write).
+    uint64_t k = std::max<uint64_t>(n / 7, 1);
+    declare_queues(2 * k);
+    emit("signal s on host = 0");
+    emit("signal t on host = 0");
+    for (uint64_t j = 0; j < k; ++j) {
+      emit("submit q" + std::to_string(2 * j) + " {");
+      emit("  exec k writes " + range("a", 16 * j, 16));
+      emit("  signal s = 1");
+      emit("}");
+    }
+    for (uint64_t j = 0; j < k; ++j) {
+      emit("submit q" + std::to_string(2 * j + 1) + " {");
+      emit("  wait t >= " + std::to_string(j));
+      emit("  wait s >= 1");
+      emit("  exec k reads " + range("a", 16 * j, 16));
+      emit("  signal t = " + std::to_string(j + 1));
+      emit("}");
+    }
+  } else if (o.shape == "handoff" || o.shape == "handoff-stray" || o.shape == "handoff-strays") {
     // A relay on t hands each queue its turn; the queue also waits on s, which every queue writes
     // with 1 or 2 (no timeline). Every later queue's write of s could satisfy each such wait until
     // the relay on t shows it comes after (Engine::derive across signals, and `foresee`).
@@ -187,7 +216,10 @@ static std::string generate_shape(const GenOptions& o) {
     // and every pair of writes of s would race (n^2/50 findings, output as large as that).
     // handoff-stray: one more queue writes s = 2 once, unordered with every other write, so each
     // wait on s knows all writes of s but that one (a stale-wait note each).
-    bool stray = o.shape == "handoff-stray";
+    // handoff-strays: every write of s is 1 (no signal-race, whose findings would be one per
+    // stray and write), and 100 queues write it once each, unordered: more than the 64 latest
+    // writes a short list would hold (Engine::LatestWrites).
+    bool stray = o.shape == "handoff-stray", strays = o.shape == "handoff-strays";
     uint64_t queues = std::max<uint64_t>(n / 5, 1);
     emit("device gpu0 strict");
     emit("buffer a on gpu0 " + std::to_string(16 * queues));
@@ -195,12 +227,14 @@ static std::string generate_shape(const GenOptions& o) {
     emit("signal s on host = 1");
     emit("signal t on host = 0");
     if (stray) emit("queue stray on gpu0 compute\nsubmit stray {\n  signal s = 2\n}");
+    for (int j = 0; strays && j < 100; ++j)
+      emit("queue stray" + std::to_string(j) + " on gpu0 compute\nsubmit stray" + std::to_string(j) + " {\n  signal s = 1\n}");
     for (uint64_t q = 0; q < queues; ++q) {
       emit("submit q" + std::to_string(q) + " {");
       emit("  wait t >= " + std::to_string(q));
       emit("  wait s >= 1");
       emit("  exec k writes " + range("a", 16 * q, 16));
-      emit("  signal s = " + std::to_string(1 + q % 2));
+      emit("  signal s = " + std::to_string(strays ? 1 : 1 + q % 2));
       emit("  signal t = " + std::to_string(q + 1));
       emit("}");
     }
@@ -428,7 +462,8 @@ int run_gen(int argc, char** argv) {
     } else if (a == "--shape") {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
-                                            "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray"};
+                                            "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
+                                            "handoff-strays", "fan-in-relay"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

@@ -323,6 +323,7 @@ void Clock::unshare(Ref& r, int height, uint32_t queue) {
     c->refs = 1;
     r = Ref(c);
   }
+  r->none_tags.fill(kNoTag);  // about to be written: what any_known_queue found here may change
 }
 
 void Clock::grow(int height) {
@@ -382,6 +383,35 @@ bool Clock::queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit)
 }
 
 bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queues_node(root_.get(), out, limit); }
+
+bool Clock::any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi,
+                           const std::function<bool(uint32_t)>& f, uint32_t tag, uint64_t& looked) {
+  if (!n || lo == hi || (tag != kNoTag && n->none_for(tag))) return false;
+  ++looked;
+  if (n->height == 0) {
+    looked += uint64_t(hi - lo);
+    const Leaf& l = *static_cast<const Leaf*>(n);
+    if (std::any_of(lo, hi, [&](uint32_t q) { return l.find(q) && f(q); })) return true;
+  } else {
+    const uint64_t span = uint64_t(1) << (kBits * n->height);  // queues under each kid
+    for (uint32_t k = 0; k < kFan && lo != hi; ++k) {
+      uint64_t end = base + (k + 1) * span;
+      const uint32_t* mid = std::partition_point(lo, hi, [&](uint32_t q) { return q < end; });
+      if (any_known_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, lo, mid, f, tag, looked)) return true;
+      lo = mid;
+    }
+  }
+  if (tag != kNoTag) n->remember_none(tag);
+  return false;
+}
+
+bool Clock::any_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint32_t tag,
+                            uint64_t* looked) const {
+  uint64_t n = 0;
+  bool any = any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), f, tag, n);
+  if (looked) *looked += n;
+  return any;
+}
 
 void Clock::add_end(uint32_t queue, uint32_t index) {
   if (knows(queue, index)) return;  // nothing to copy

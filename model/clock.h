@@ -20,8 +20,11 @@
 // outlive it. Clocks of different traces are never mixed. Not thread-safe: the reference counts
 // are plain integers, and clocks that share nodes must stay on one thread.
 #pragma once
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -47,6 +50,16 @@ class Clock {
   // Appends the queues it knows anything of, in increasing order, to `out`; false (and `out` cut
   // short) once there are more than `limit` of them, so a caller can choose the cheaper walk.
   bool queues(std::vector<uint32_t>& out, size_t limit) const;
+  // Calls `f` for each of `among` (sorted queue ids) that it knows anything of, in order, until
+  // `f` returns true (then true): walks only the subtrees that hold both, not every queue it knows.
+  // With a `tag` other than kNoTag, a subtree where `f` held for none is remembered as such (a few
+  // tags a node), and skipped when a clock that shares it is asked again: the caller promises that `f`
+  // depends only on the clock's entry for the queue and that, for one tag, `among` and `f` never
+  // change. (A relay of thousands of queues asks each start of the same, mostly shared, tree.)
+  // `looked`, if given, grows by the nodes and queues it looked at (a deterministic cost).
+  static constexpr uint32_t kNoTag = ~uint32_t(0);
+  bool any_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f,
+                       uint32_t tag = kNoTag, uint64_t* looked = nullptr) const;
 
   void join(const Clock& o);
   void meet(const Clock& o);
@@ -56,6 +69,14 @@ class Clock {
   struct Node {  // the tree's nodes: a Leaf at height 0, an Inner above (clock.cpp)
     uint32_t refs = 1;
     uint8_t height = 0;
+    // any_known_queue found nothing here for these tags (a few signals asked in turn); reset when
+    // written. A new tag takes a free slot, else the one its low bits name.
+    mutable std::array<uint32_t, 4> none_tags{kNoTag, kNoTag, kNoTag, kNoTag};
+    bool none_for(uint32_t tag) const { return std::find(none_tags.begin(), none_tags.end(), tag) != none_tags.end(); }
+    void remember_none(uint32_t tag) const {
+      auto it = std::find(none_tags.begin(), none_tags.end(), kNoTag);
+      (it != none_tags.end() ? *it : none_tags[tag % none_tags.size()]) = tag;
+    }
   };
   struct Leaf;
   struct Inner;
@@ -85,6 +106,8 @@ class Clock {
   void meet_node(Ref& a, const Ref& b, int height);
   bool leq_node(const Node* a, const Node* b, int height) const;
   static bool queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit);
+  static bool any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi,
+                             const std::function<bool(uint32_t)>& f, uint32_t tag, uint64_t& looked);
 
   const Trace* t_ = nullptr;
   int64_t host_ = -1;

@@ -44,7 +44,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
       agents.push_back(std::move(a));
     }
     uint32_t pos = uint32_t(agents.size() - 1);
-    writes_[s].push_back({e, agent, s, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr, pos, false, {}});
+    writes_[s].push_back({e, agent, s, uint64_t(value) & width_mask(width), width < 64, false, false, nullptr, pos, 0, false, {}});
     agents.back().idx.push_back(idx);
     return idx;
   };
@@ -93,7 +93,12 @@ Engine::Engine(const Trace& t, Overrides overrides)
   chained_max_.assign(p_.signals.size(), 0);
   shared_.resize(p_.signals.size());
   latest_.resize(p_.signals.size());
-  latest_ok_.assign(p_.signals.size(), 1);
+  writer_queues_.resize(p_.signals.size());
+  for (uint32_t s = 0; s < p_.signals.size(); ++s) {
+    latest_[s].in.assign(writes_[s].size(), 0);
+    for (const AgentWrites& aw : by_agent_[s])
+      if (aw.agent != kHostAgent) writer_queues_[s].push_back(aw.agent);
+  }
   timeline64_.assign(p_.signals.size(), 1);
   timeline32_.assign(p_.signals.size(), 1);
   agent_signals_.resize(nq_ + 1);
@@ -254,15 +259,16 @@ bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& 
   // Where an earlier round's overrides leave clocks that are not down-closed, knowing a write need
   // not mean knowing what it knew: then only none unknown (knows_every_write) is told.
   agents.clear();
-  if (!latest_ok_[s]) return false;
+  const LatestWrites& latest = latest_[s];
   std::vector<uint32_t> todo;
-  for (uint32_t i : latest_[s])
-    if (!known(k, writes_[s][i].event)) todo.push_back(i);
+  for (uint32_t i : latest.order)
+    if (latest.in[i] && !known(k, writes_[s][i].event)) todo.push_back(i);
   if (!todo.empty() && !overrides_.empty()) return false;
+  const size_t bound = todo.size() + kLatest;  // the unknown latest writes, and a few steps below them
   for (size_t steps = 0; !todo.empty(); ++steps) {
     const SignalWrite& w = writes_[s][todo.back()];
     todo.pop_back();
-    if (!w.covered || steps == kLatest) return false;
+    if (!w.covered || steps == bound) return false;
     agents.push_back(w.agent);
     for (uint32_t c : w.cover)
       if (!known(k, writes_[s][c].event)) todo.push_back(c);
@@ -272,8 +278,65 @@ bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& 
   return true;
 }
 
+bool Engine::knows_no_write(uint32_t s, const Clock& k) const {
+  // As relevant_writers asks each writer (knows_some_write), but only those whose queues `k` knows
+  // anything of. An earlier round's clocks (overrides_) need not be down-closed: not asked then.
+  if (!overrides_.empty()) return false;
+  const auto& agents = by_agent_[s];
+  if (!agents.empty() && agents.back().agent == kHostAgent && knows_some_write(k, s, agents.back())) return false;
+  // Tagged with the signal: whether a subtree of queues knows a write of it depends on that subtree
+  // only (every write it knows was made), so subtrees that later clocks share are asked once.
+  return !k.any_known_queue(writer_queues_[s], [&](uint32_t q) { return knows_some_write(k, s, agents[pos_of(s, q)]); }, s, &work_);
+}
+
 bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
-  return latest_ok_[s] && std::all_of(latest_[s].begin(), latest_[s].end(), [&](uint32_t i) { return known(k, writes_[s][i].event); });
+  const LatestWrites& latest = latest_[s];
+  if (latest.live > kLatest && knows_no_write(s, k)) return false;
+  if (latest.live > kLatest) {  // some writer with a latest write may be one whose queue it knows nothing of
+    size_t known_queues = 0;
+    bool many = k.any_known_queue(writer_queues_[s], [&](uint32_t) { return ++known_queues + 1 >= latest.agents; }, Clock::kNoTag, &work_);
+    if (!many && known_queues + 1 < latest.agents) return false;  // the host aside
+  }
+  return std::all_of(latest.order.begin(), latest.order.end(), [&](uint32_t i) { return !latest.in[i] || known(k, writes_[s][i].event); });
+}
+
+void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out) const {
+  out.clear();
+  const LatestWrites& latest = latest_[s];
+  // Many: only the writers whose queues it knows anything of (and the host) can have written one
+  // it knows, unless they are as many.
+  if (latest.live > kLatest && knows_no_write(s, k)) return;
+  std::vector<uint32_t> queues;
+  if (latest.live <= kLatest || k.any_known_queue(writer_queues_[s], [&](uint32_t q) {
+        queues.push_back(q);
+        return queues.size() > latest.agents;
+      }, Clock::kNoTag, &work_)) {
+    for (uint32_t i : latest.order)
+      if (latest.in[i] && known(k, writes_[s][i].event)) out.push_back(i);
+    return;
+  }
+  const auto& agents = by_agent_[s];
+  auto take = [&](const AgentWrites& aw) {
+    for (uint32_t i : aw.latest)
+      if (known(k, writes_[s][i].event)) out.push_back(i);
+  };
+  for (uint32_t q : queues) take(agents[pos_of(s, q)]);
+  if (!agents.empty() && agents.back().agent == kHostAgent) take(agents.back());
+  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
+}
+
+void Engine::drop_known_latest(uint32_t s, const Clock& end) {
+  LatestWrites& latest = latest_[s];
+  std::vector<uint32_t> known_now;
+  known_latest(s, end, known_now);
+  for (uint32_t i : known_now) {
+    latest.in[i] = 0;
+    --latest.live;
+    auto& own = by_agent_[s][writes_[s][i].pos].latest;
+    std::erase(own, i);
+    if (own.empty()) --latest.agents;
+  }
+  if (latest.order.size() > 2 * latest.live + 16) std::erase_if(latest.order, [&](uint32_t i) { return !latest.in[i]; });
 }
 
 void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
@@ -285,20 +348,34 @@ void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vec
   knows_none = knows_all = false;
   // A timeline it knows the end of: every write before is known, and each later one is at least
   // as high, so a known write that meets the wait is never overwritten by a lower one.
-  if (indexed(cond) && !latest_[cond.signal].empty() && (cond.narrow() ? timeline32_ : timeline64_)[cond.signal] &&
+  if (indexed(cond) && latest_[cond.signal].live && (cond.narrow() ? timeline32_ : timeline64_)[cond.signal] &&
       knows_every_write(cond.signal, start)) {
     knows_all = true;
     sorted_matching_writers(cond, out);
     return;
   }
+  // The writers whose queues the start knows anything of (the subtrees of its clock that hold
+  // one), unless they are many: then every writer is looked at.
   std::vector<uint32_t> queues;
-  if (!indexed(cond) || !start.queues(queues, agents.size() / 4)) {
+  const size_t many = agents.size() / 4;
+  if (indexed(cond) && agents.size() > kLatest && knows_no_write(cond.signal, start)) {
+    knows_none = true;  // the cheaper question first, where the writers are many
+    return;
+  }
+  if (!indexed(cond) || start.any_known_queue(writer_queues_[cond.signal], [&](uint32_t q) {
+        queues.push_back(q);
+        return queues.size() > many;
+      }, Clock::kNoTag, &work_)) {
+    if (indexed(cond) && agents.size() <= kLatest && knows_no_write(cond.signal, start)) {  // many writers' queues known, none of their writes
+      knows_none = true;
+      return;
+    }
     for (uint32_t pos = 0; pos < agents.size(); ++pos) add(pos);
     return;
   }
   knows_none = true;
   for (uint32_t q : queues)
-    if (uint32_t pos = pos_of(cond.signal, q); pos != kNone && agents[pos].processed) {
+    if (uint32_t pos = pos_of(cond.signal, q); agents[pos].processed) {
       out.push_back(pos);
       knows_none &= !knows_some_write(start, cond.signal, agents[pos]);
     }
@@ -505,10 +582,10 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
 }
 
 uint32_t Engine::latest_known_match(const WaitCond& cond, const Clock& start) const {
-  uint32_t s = cond.signal;
-  if (!latest_ok_[s]) return kNone;
-  for (size_t j = latest_[s].size(); j-- > 0;)  // in processing order
-    if (const SignalWrite& w = writes_[s][latest_[s][j]]; cond.met_by(w.value) && known(start, w.event)) return latest_[s][j];
+  std::vector<uint32_t> known_now;
+  known_latest(cond.signal, start, known_now);
+  for (size_t j = known_now.size(); j-- > 0;)
+    if (cond.met_by(writes_[cond.signal][known_now[j]].value)) return known_now[j];
   return kNone;
 }
 
@@ -522,16 +599,20 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
   // The writes the start does not know are those of a few agents (unknown_writers), the only
   // writers to scan for unknown candidates. Chained writers' scans are bounded (kMaxChainedScan):
   // only while no bound can be reached, and only ordered writers are scanned here.
-  if (!latest_ok_[s] || processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
+  if (processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
+  if (latest_[s].live > kLatest && knows_no_write(s, start)) return false;  // no latest write known: no proof
+  std::vector<uint32_t> known_now;
+  known_latest(s, start, known_now);
   uint32_t proof = kNone;
-  for (size_t j = latest_[s].size(); j-- > 0 && proof == kNone;)
-    if (const SignalWrite& w = writes_[s][latest_[s][j]]; cond.met_by(w.value) && known(start, w.event) && w.end->leq(start))
-      proof = latest_[s][j];
+  for (size_t j = known_now.size(); j-- > 0 && proof == kNone;)
+    if (const SignalWrite& w = writes_[s][known_now[j]]; cond.met_by(w.value) && w.end->leq(start)) proof = known_now[j];
   std::vector<uint32_t> unknown;
   if (proof == kNone || !unknown_writers(s, start, unknown)) return false;
   for (uint32_t agent : unknown)
     if (!ordered_agent(agent)) return false;
-  r.latest_known = latest_known_match(cond, start);
+  r.latest_known = kNone;  // latest_known_match, from the list at hand
+  for (size_t j = known_now.size(); j-- > 0 && r.latest_known == kNone;)
+    if (cond.met_by(writes_[s][known_now[j]].value)) r.latest_known = known_now[j];
   for (uint32_t agent : unknown) {  // in increasing order, as by_agent_
     uint32_t pos = pos_of(s, agent);  // as pick_candidates: an ordered agent's first unknown match
     const AgentWrites& aw = by_agent_[s][pos];
@@ -673,19 +754,25 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     w.follows_all_prev = prev.follows_all_prev && known(end, prev.event);
   }
   if ((w.value ^ init_[s]) & kHighHalf) uniform_high_[s] = false;
-  if (latest_ok_[s]) {
-    auto& latest = latest_[s];
-    bool one = latest.size() == 1;  // a timeline so far: its previous write
-    uint64_t prev = one ? writes_[s][latest[0]].value : 0;
-    std::erase_if(latest, [&](uint32_t i) { return known(end, writes_[s][i].event); });
-    bool follows = latest.empty();
-    timeline64_[s] &= follows && (!one || w.value >= prev);
-    timeline32_[s] &= follows && (!one || (w.value & kLowHalf) >= (prev & kLowHalf));
-    latest.push_back(uint32_t(index));
-    latest_ok_[s] = latest.size() <= kLatest;
-  } else {
-    timeline64_[s] = timeline32_[s] = 0;
-  }
+  LatestWrites& latest = latest_[s];
+  bool one = latest.live == 1;  // a timeline so far: its previous write
+  uint64_t prev = 0;
+  if (one)
+    for (size_t j = latest.order.size(); j-- > 0;)
+      if (latest.in[latest.order[j]]) {
+        prev = writes_[s][latest.order[j]].value;
+        break;
+      }
+  drop_known_latest(s, end);
+  bool follows = latest.live == 0;
+  timeline64_[s] &= follows && (!one || w.value >= prev);
+  timeline32_[s] &= follows && (!one || (w.value & kLowHalf) >= (prev & kLowHalf));
+  latest.order.push_back(uint32_t(index));
+  latest.in[index] = 1;
+  ++latest.live;
+  if (aw->latest.empty()) ++latest.agents;
+  aw->latest.push_back(uint32_t(index));
+  w.rank = uint32_t(processed_order_[s].size());
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
   for (uint32_t q : waiting_on_[s]) {

@@ -48,6 +48,7 @@ struct SignalWrite {
   bool follows_all_prev = false;  // once processed: every earlier write of its agent happens before it
   std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
   uint32_t pos = 0;  // its agent's place among the signal's writers (Engine's per-signal lists)
+  uint32_t rank = 0;  // once processed: its place in the signal's processing order
   // Once processed, where its end knows few queues (`covered`): per other agent whose writes of
   // the signal it knows, the last of them (indices into the signal's writes). Its end knows no
   // other agent's write but these and the ones before them (Engine::unknown_writers).
@@ -158,8 +159,7 @@ class Engine {
   }
   uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
   uint64_t initial_value(uint32_t signal) const { return init_[signal]; }
-  // Whether an event that knows `k` knows every write of `signal` processed so far (false may only
-  // mean "cannot tell cheaply": more than kLatest writes no later one knows).
+  // Whether an event that knows `k` knows every write of `signal` processed so far.
   bool knows_every_write(uint32_t signal, const Clock& k) const;
   // The agents (queue ids, kHostAgent) that made every processed write of `signal` that `k` does
   // not know, in increasing order, with some of them perhaps none; false where that is not cheap
@@ -332,6 +332,7 @@ class Engine {
     size_t processed = 0;
     uint64_t processed_max = 0, processed_max32 = 0;  // the largest values written so far
     std::vector<uint32_t> waiters;  // queues whose derived wait needs only this writer's writes
+    std::vector<uint32_t> latest;   // its writes among the signal's latest (LatestWrites)
   };
   // Per signal, the writers ordered by what they can offer a wait (pairs of value and place in
   // by_agent_): the largest value written so far, and the largest value still to come from a live
@@ -360,12 +361,29 @@ class Engine {
   void relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
                         bool& knows_all) const;
   // Per signal: the writes processed that no later processed write knows (every other write is
-  // known by one of them), while there are at most kLatest of them (`latest_ok_`); and whether so
-  // far every write knew every earlier one and wrote at least the value of the one before (at 64
-  // bits, at 32): a timeline, totally ordered and never lower.
+  // known by one of them), and whether so far every write knew every earlier one and wrote at
+  // least the value of the one before (at 64 bits, at 32): a timeline, totally ordered and never
+  // lower. They are kept however many: a clock asks only the writers it knows of whether it knows
+  // their latest writes (known_latest) when there are more than kLatest, so a hundred unordered
+  // writers cost a wait no walk over every writer of its signal.
+  struct LatestWrites {
+    std::vector<uint32_t> order;  // in processing order; removed ones stay until it is compacted
+    std::vector<uint8_t> in;      // per write of the signal: one of them now
+    size_t live = 0, agents = 0;  // how many, and how many writers have one (AgentWrites::latest)
+  };
   static constexpr size_t kLatest = 64;
-  std::vector<std::vector<uint32_t>> latest_;
-  std::vector<uint8_t> latest_ok_, timeline64_, timeline32_;
+  std::vector<LatestWrites> latest_;
+  std::vector<uint8_t> timeline64_, timeline32_;
+  // True only where `k` surely knows no processed write of `s` (false: it knows one, or that is not
+  // cheap to tell). Only the writers whose queues it knows anything of are asked
+  // (Clock::any_known_queue over `writer_queues_`, per signal its queue writers in order): a start
+  // that knows thousands of queues, none of them a writer, is not walked queue by queue.
+  bool knows_no_write(uint32_t s, const Clock& k) const;
+  std::vector<std::vector<uint32_t>> writer_queues_;
+  // The latest writes of `s` that `k` knows, in processing order.
+  void known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out) const;
+  // Drops the latest writes of `s` that `end` knows (a new write's), keeping the lists in step.
+  void drop_known_latest(uint32_t s, const Clock& end);
   void sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;
   uint32_t pos_of(uint32_t signal, uint32_t agent) const;
   void matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;  // wrote a value meeting it  // kNone when it does not write it

@@ -155,3 +155,41 @@ TEST_CASE("clock: the shared tree agrees with a plain set of known ends") {
     }
   }
 }
+
+TEST_CASE("clock: any_known_queue visits only queues both know of, and forgets a subtree once it is written") {
+  Clock c;
+  for (uint32_t q = 1; q < 2000; q += 2) c.add_end(q, 0);  // every odd queue
+  std::vector<uint32_t> even, odd_tail;
+  for (uint32_t q = 0; q < 2000; q += 2) even.push_back(q);
+  odd_tail = {1501, 1999, 5000};
+  size_t asked = 0;
+  auto knows_one = [&](uint32_t q) { return ++asked, c.knows(q, 0); };
+  CHECK_FALSE(c.any_known_queue(even, knows_one));
+  CHECK(asked == 0);  // no even queue has an entry
+  CHECK(c.any_known_queue(odd_tail, knows_one));
+  CHECK(asked == 1);  // stops at the first
+  // Tagged: a subtree where it held for none is skipped when asked again, by this clock or one that
+  // shares it, until it is written.
+  std::vector<uint32_t> odd;
+  for (uint32_t q = 1; q < 2000; q += 2) odd.push_back(q);
+  auto knows_two = [&](const Clock& k) { return [&](uint32_t q) { return ++asked, k.knows(q, 1); }; };
+  asked = 0;
+  CHECK_FALSE(c.any_known_queue(odd, knows_two(c), 7));
+  CHECK(asked == odd.size());
+  asked = 0;
+  Clock d = c;
+  CHECK_FALSE(d.any_known_queue(odd, knows_two(d), 7));
+  CHECK(asked == 0);
+  d.add_end(1999, 1);  // copies the path to queue 1999: that leaf and its parents are asked again
+  CHECK(d.any_known_queue(odd, knows_two(d), 7));
+  CHECK(asked > 0);
+  CHECK(asked < 20);
+  asked = 0;
+  CHECK_FALSE(c.any_known_queue(odd, knows_two(c), 7));  // c was not written
+  CHECK(asked == 0);
+  c.add_end(3, 1);  // c owns its nodes now (d copied its path): written in place, forgotten
+  CHECK(c.any_known_queue(odd, knows_two(c), 7));
+  asked = 0;
+  CHECK(c.any_known_queue(odd, knows_two(c), 8));  // another tag is asked afresh
+  CHECK(asked == 2);
+}

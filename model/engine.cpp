@@ -724,17 +724,27 @@ Engine::Overrides Engine::refine(bool& changed) const {
 uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
   uint64_t init = init_[s] & kHighHalf;
   if (uniform_high_[s]) return init;
+  // Where it knows every one of the signal's latest writes (a timeline: the one before), those are
+  // the latest it knows: every other write is known by one of them, and so hidden (in a round
+  // without overrides_, whose clocks are down-closed). Else the walk below, one step per write.
+  uint64_t high = 0;
   std::vector<uint32_t> latest;
+  if (overrides_.empty()) known_latest(s, end, latest);
+  if (!latest.empty() && latest.size() == latest_[s].live) {
+    for (uint32_t m : latest) high = std::max(high, writes_[s][m].value & kHighHalf);
+    return high;
+  }
+  latest.clear();
   std::vector<uint32_t> agents_done;
   for (auto it = processed_order_[s].rbegin(); it != processed_order_[s].rend(); ++it) {
     const SignalWrite& d = writes_[s][*it];
+    ++work_;
     if (std::find(agents_done.begin(), agents_done.end(), d.agent) != agents_done.end() || !known(end, d.event)) continue;
     // An ordered agent's first known write (from the end) hides its earlier ones.
     if (ordered_agent(d.agent) || d.follows_all_prev) agents_done.push_back(d.agent);
     if (std::none_of(latest.begin(), latest.end(), [&](uint32_t m) { return known(*writes_[s][m].end, d.event); })) latest.push_back(*it);
   }
   if (latest.empty()) return init;
-  uint64_t high = 0;
   for (uint32_t m : latest) high = std::max(high, writes_[s][m].value & kHighHalf);
   return high;
 }

@@ -184,6 +184,25 @@ TEST_CASE("model: 32-bit waits compare the low dword") {
   CHECK(c->has("deadlock"));  // the low dword of 2^32 is 0
 }
 
+TEST_CASE("model: 32-bit writes after a 64-bit one keep its high dword, each in a few steps") {
+  // The host writes 2^32 (a 64-bit write); then 3,000 32-bit writes of amd replace the low dword.
+  // Each keeps the high dword of the latest write it knows: the one before it, which is all the
+  // signal's latest writes. Before, each looked back over every earlier write (quadratic).
+  const int n = 3000;
+  std::string p = "device g amd\nsignal s on host = 0\nqueue c on g compute\nsignal s = 2^32\nsubmit c {\n";
+  for (int i = 1; i <= n; ++i) p += "  signal s = " + std::to_string(i) + "\n";
+  p += "}\nwait s >= 2^32 + " + std::to_string(n) + "\n";
+  auto c = check(p);
+  REQUIRE(!c->input_error);
+  CHECK(c->summary() == V{});
+  auto high = check(p + "wait s >= 2^33\n");  // the high dword stays 1
+  CHECK(high->summary() == V{"deadlock@" + std::to_string(n + 8)});
+  qvet::Engine e(c->trace);
+  qvet::EngineObserver none;
+  e.run(none);
+  CHECK(e.work() < 20 * c->trace.cmds.size());
+}
+
 TEST_CASE("model: host accesses and lifetimes") {
   std::string head = "device g strict\nbuffer a on g 4K\nsignal s on host\nqueue c on g compute\n";
   auto race = check(head + "submit c {\n  exec p writes a\n  signal s = 1\n}\nread a\n");

@@ -144,20 +144,21 @@ bool Engine::ordered_agent(uint32_t agent) const { return agent == kHostAgent ||
 
 // Whether `k` knows any processed write of signal `s` on the (chained) queue of `aw`: the queue's
 // known ends are a prefix plus a few runs.
-bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw) const {
-  if (aw.processed == 0) return false;
+bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw, size_t n) const {
+  if (n == kNone) n = aw.processed;
+  if (n == 0) return false;
   uint32_t q = aw.agent;
   auto index_of = [&](size_t j) { return t_.cmds[writes_[s][aw.idx[j]].event.id].index; };
   // A known range (the prefix, then the runs) that holds one of its writes (their queue indices
   // grow in agent order).
   for (auto [lo_cmd, hi_cmd] : k.known_ranges(q)) {
-    size_t lo = 0, hi = aw.processed;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
       if (index_of(mid) < lo_cmd) lo = mid + 1;
       else hi = mid;
     }
-    if (lo < aw.processed && index_of(lo) < hi_cmd) return true;
+    if (lo < n && index_of(lo) < hi_cmd) return true;
   }
   return false;
 }
@@ -279,14 +280,21 @@ bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& 
 }
 
 bool Engine::knows_no_write(uint32_t s, const Clock& k) const {
-  // As relevant_writers asks each writer (knows_some_write), but only those whose queues `k` knows
-  // anything of. An earlier round's clocks (overrides_) need not be down-closed: not asked then.
+  // Asked only of the writers whose queues `k` knows anything of. (Overrides: not asked, as the
+  // other shortcuts that rest on clocks being down-closed.)
   if (!overrides_.empty()) return false;
   const auto& agents = by_agent_[s];
   if (!agents.empty() && agents.back().agent == kHostAgent && knows_some_write(k, s, agents.back())) return false;
-  // Tagged with the signal: whether a subtree of queues knows a write of it depends on that subtree
-  // only (every write it knows was made), so subtrees that later clocks share are asked once.
-  return !k.any_known_queue(writer_queues_[s], [&](uint32_t q) { return knows_some_write(k, s, agents[pos_of(s, q)]); }, s, &work_);
+  // What is asked of a writer is whether `k` knows any of its write commands, made or not: it
+  // depends on the clock's entry alone, so it can be tagged with the signal, and subtrees that
+  // later clocks share are asked once; knowing none of them, `k` knows no write made either.
+  // (Asking of the writes made was wrong here: the end of a write being recorded knows it before
+  // it counts as made, so that end's nodes were tagged as knowing none, and a later clock that
+  // shared them and knew the write was told it knew none: a stale-wait missed; test_model.)
+  return !k.any_known_queue(writer_queues_[s], [&](uint32_t q) {
+    const AgentWrites& aw = agents[pos_of(s, q)];
+    return ordered_agent(q) ? known(k, writes_[s][aw.idx[0]].event) : knows_any_write(k, s, aw, aw.idx.size());
+  }, s, &work_);
 }
 
 bool Engine::knows_every_write(uint32_t s, const Clock& k) const {

@@ -387,7 +387,8 @@ class Engine {
   void sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;
   uint32_t pos_of(uint32_t signal, uint32_t agent) const;
   void matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;  // wrote a value meeting it  // kNone when it does not write it
-  bool knows_any_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;
+  // Of its first `n` writes (all its processed ones when kNone).
+  bool knows_any_write(const Clock& k, uint32_t signal, const AgentWrites& aw, size_t n = kNone) const;
   // Chained queues: how far back a wait looks for candidates, and how many it keeps
   // (docs/language-notes.md).
   static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;

@@ -718,6 +718,34 @@ TEST_CASE("model: more unordered writers of one signal than a short list holds c
   CHECK(unknown == size_t(strays));
 }
 
+TEST_CASE("model: a wait that knows a write through a clock shared with that write's end knows it") {
+  // 70 strays write s = 1, unordered (more than Engine::kLatest latest writes); w writes s = 5;
+  // r, whose queue id is far from w's, waits for 5 (its start then shares w's end's subtree) and
+  // then for 1: it knows w's 5, while the strays' 1s could come later (a stale-wait). When w's
+  // write was recorded, its end was asked whether it knew any write of s made so far, before w's
+  // counted as made, and its nodes remembered "none": r's second wait was told it knew no write.
+  std::string p = "device g strict\nbuffer a on g 4K\nsignal s on host = 0\nqueue r on g compute\n";
+  for (int j = 0; j < 70; ++j) p += "queue st" + std::to_string(j) + " on g compute\n";
+  p += "queue w on g compute\n";
+  for (int j = 0; j < 70; ++j) p += "submit st" + std::to_string(j) + " {\n  signal s = 1\n}\n";
+  p += "submit w {\n  exec k writes a\n  signal s = 5\n}\nsubmit r {\n  wait s >= 5\n  wait s >= 1\n  exec u reads a\n}\n";
+  auto c = check(p);
+  REQUIRE(!c->input_error);
+  size_t races = 0, stale = 0;
+  for (auto& d : c->diags) {
+    races += d.rule == "signal-race";
+    if (d.rule == "stale-wait") {
+      ++stale;
+      CHECK(d.loc.line == 292);
+      REQUIRE(!d.related.empty());
+      CHECK(d.related[0].loc.line == 288);  // w's write is the older one
+    }
+  }
+  CHECK(races == 70);
+  CHECK(stale == 1);
+  CHECK(c->diags.size() == 71);
+}
+
 TEST_CASE("model: readers that take turns on one signal and wait on others written by thousands share their candidates") {
   // qvet gen --shape fan-in-relay: k queues write s; k readers take turns on t and each waits for
   // s. A reader's start knows every earlier reader's queue and no write of s: it tells so without

@@ -299,8 +299,8 @@ bool Engine::knows_no_write(uint32_t s, const Clock& k) const {
 
 bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
   const LatestWrites& latest = latest_[s];
-  if (latest.live > kLatest && knows_no_write(s, k)) return false;
   if (latest.live > kLatest) {  // some writer with a latest write may be one whose queue it knows nothing of
+    if (knows_no_write(s, k)) return false;
     size_t known_queues = 0;
     bool many = k.any_known_queue(writer_queues_[s], [&](uint32_t) { return ++known_queues + 1 >= latest.agents; }, Clock::kNoTag, &work_);
     if (!many && known_queues + 1 < latest.agents) return false;  // the host aside
@@ -592,8 +592,12 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
 uint32_t Engine::latest_known_match(const WaitCond& cond, const Clock& start) const {
   std::vector<uint32_t> known_now;
   known_latest(cond.signal, start, known_now);
-  for (size_t j = known_now.size(); j-- > 0;)
-    if (cond.met_by(writes_[cond.signal][known_now[j]].value)) return known_now[j];
+  return last_meeting(cond, known_now);
+}
+
+uint32_t Engine::last_meeting(const WaitCond& cond, const std::vector<uint32_t>& writes) const {
+  for (size_t j = writes.size(); j-- > 0;)
+    if (cond.met_by(writes_[cond.signal][writes[j]].value)) return writes[j];
   return kNone;
 }
 
@@ -608,7 +612,6 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
   // writers to scan for unknown candidates. Chained writers' scans are bounded (kMaxChainedScan):
   // only while no bound can be reached, and only ordered writers are scanned here.
   if (processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
-  if (latest_[s].live > kLatest && knows_no_write(s, start)) return false;  // no latest write known: no proof
   std::vector<uint32_t> known_now;
   known_latest(s, start, known_now);
   uint32_t proof = kNone;
@@ -618,9 +621,7 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
   if (proof == kNone || !unknown_writers(s, start, unknown)) return false;
   for (uint32_t agent : unknown)
     if (!ordered_agent(agent)) return false;
-  r.latest_known = kNone;  // latest_known_match, from the list at hand
-  for (size_t j = known_now.size(); j-- > 0 && r.latest_known == kNone;)
-    if (cond.met_by(writes_[s][known_now[j]].value)) r.latest_known = known_now[j];
+  r.latest_known = last_meeting(cond, known_now);  // latest_known_match, from the list at hand
   for (uint32_t agent : unknown) {  // in increasing order, as by_agent_
     uint32_t pos = pos_of(s, agent);  // as pick_candidates: an ordered agent's first unknown match
     const AgentWrites& aw = by_agent_[s][pos];

@@ -411,6 +411,7 @@ class Engine {
   bool resolve_unlisted(const WaitCond& cond, const Clock& start, WaitResolution& r) const;
   // The last processed of the signal's latest writes that `start` knows and that meets `cond`.
   uint32_t latest_known_match(const WaitCond& cond, const Clock& start) const;
+  uint32_t last_meeting(const WaitCond& cond, const std::vector<uint32_t>& writes) const;  // the last that meets it, or kNone
   static constexpr size_t kCoverQueues = 8;  // SignalWrite::cover is kept while an end knows at most these
   void find_cover(uint32_t signal, SignalWrite& w, const Clock& end) const;
   bool knows_some_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;  // any of its processed ones

@@ -250,6 +250,9 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     if (engine->group_bound_reached())
       note("a deadlock held more stuck waits than qvet's bound (" + std::to_string(Engine::kMaxCycleGroup) +
            ") for telling its cycle from the waits blocked behind it (docs/language-notes.md): they are one finding");
+    if (engine->group_budget_reached())
+      note("telling deadlocks' cycles from the waits blocked behind them ran past qvet's budget (docs/language-notes.md): "
+           "each later group of stuck waits is one finding");
     return {std::move(ds), std::move(engine)};
   }
 }

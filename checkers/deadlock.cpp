@@ -3,14 +3,41 @@
 // the value the signal can reach, the writes that could have satisfied it and why they cannot,
 // or the cycle, and how much of the program never runs because of it.
 #include "checkers/checker.h"
+#include "core/max_tree.h"
 
 namespace qvet {
 
 namespace {
 
+// The writes of one signal, compared at one width: which meet a threshold, in program order,
+// and how many, without a walk over those that do not (a cycle of thousands of waits on one
+// timeline names each wait's writers).
+class WritesAtWidth {
+ public:
+  WritesAtWidth(const std::vector<SignalWrite>& ws, uint64_t mask) {
+    for (const SignalWrite& w : ws) sorted_.push_back(w.value & mask);
+    tree_ = MaxTree(sorted_);
+    std::sort(sorted_.begin(), sorted_.end());
+  }
+  // The first write at or after `from` whose value is at least v, or the number of writes.
+  size_t next(size_t from, uint64_t v) const { return tree_.next(from, v); }
+  uint64_t count(uint64_t v) const { return uint64_t(sorted_.end() - std::lower_bound(sorted_.begin(), sorted_.end(), v)); }
+  uint64_t largest() const { return sorted_.empty() ? 0 : sorted_.back(); }
+
+ private:
+  MaxTree tree_;
+  std::vector<uint64_t> sorted_;
+};
+
 class DeadlockChecker : public Checker {
  public:
   using Checker::Checker;
+
+  const WritesAtWidth& writes_at(uint32_t signal, uint64_t mask) {
+    auto it = at_width_.find({signal, mask});
+    if (it == at_width_.end()) it = at_width_.emplace(std::pair{signal, mask}, WritesAtWidth(c_.e.writes(signal), mask)).first;
+    return it->second;
+  }
 
   void finish() override {
     for (const Deadlock& dl : c_.e.deadlocks()) {
@@ -24,23 +51,27 @@ class DeadlockChecker : public Checker {
         d.related.push_back({c_.loc(dl.waits.front()), "the wait that closes the cycle: " + c_.what(dl.waits.front())});
         for (EventRef w : dl.waits) {
           WaitCond wc = wait_cond(c_.t, w);
+          const auto& xs = c_.e.writes(wc.signal);
+          const WritesAtWidth& at = writes_at(wc.signal, wc.mask);
           TextList writers;
-          for (const SignalWrite& x : c_.e.writes(wc.signal))
-            if (wc.met_by(x.value)) writers.add([&] { return c_.signal_write_text(x); });
+          for (size_t i = at.next(0, wc.threshold); i < xs.size() && !writers.full(); i = at.next(i + 1, wc.threshold))
+            writers.add([&] { return c_.signal_write_text(xs[i]); });
+          writers.count(at.count(wc.threshold) - std::min<uint64_t>(at.count(wc.threshold), TextList::kMax));
           d.notes.push_back({c_.loc(w), c_.what(w) + " waits for " + (writers.empty() ? "a write that does not exist" : writers.str())});
         }
       } else {
         const auto& ws = c_.e.writes(cond.signal);
-        uint64_t reach = c_.e.initial_value(cond.signal) & cond.mask;
-        for (const SignalWrite& x : ws) reach = std::max(reach, x.value & cond.mask);
+        const WritesAtWidth& at = writes_at(cond.signal, cond.mask);
+        uint64_t reach = std::max(c_.e.initial_value(cond.signal) & cond.mask, at.largest());
         const std::string& sname = c_.p.signals[cond.signal].name;
         d.message = c_.what(last) + " can never be satisfied: no write that can run before it gives '" + sname + "' a value >= " +
                     std::to_string(cond.threshold) + " ('" + sname + "' reaches at most " + std::to_string(reach) + ")";
         // A large enough write that ran and does not follow the wait was overwritten by a smaller
         // one before the wait began; the others can only run after it (or never run).
         TextList after, overwritten;
-        for (const SignalWrite& x : ws) {
-          if (!cond.met_by(x.value)) continue;
+        // Every write that meets it is looked at (the counts are exact), and only those.
+        for (size_t i = at.next(0, cond.threshold); i < ws.size(); i = at.next(i + 1, cond.threshold)) {
+          const SignalWrite& x = ws[i];
           bool over = x.processed && !c_.e.known(*x.end, last);
           (over ? overwritten : after).add([&] { return c_.signal_write_text(x); });
         }
@@ -57,6 +88,9 @@ class DeadlockChecker : public Checker {
       c_.sink.add(std::move(d), c_.ctx(last));
     }
   }
+
+ private:
+  std::map<std::pair<uint32_t, uint64_t>, WritesAtWidth> at_width_;
 };
 
 }  // namespace

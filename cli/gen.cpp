@@ -60,6 +60,10 @@ std::string gen_help() {
          "                            handoff-strays handoff with s = 1 only, and 100 more queues each write\n"
          "                                           s = 1 once, unordered: more such writers than the\n"
          "                                           engine's short list of latest writes\n"
+         "                            handoff-cascade\n"
+         "                                           handoff with s = 1 only, each wait on it s >= 2, and\n"
+         "                                           one more queue writes s = 2 first: q0 takes it and\n"
+         "                                           overwrites it, so q1 deadlocks, and every later queue\n"
          "                            fan-in-relay   fan-in whose readers take turns on t: each wait on s\n"
          "                                           knows every earlier reader's queue, no write of s;\n"
          "                                           writers and readers alternate in queue ids\n"
@@ -208,7 +212,7 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal t = " + std::to_string(j + 1));
       emit("}");
     }
-  } else if (o.shape == "handoff" || o.shape == "handoff-stray" || o.shape == "handoff-strays") {
+  } else if (o.shape == "handoff" || o.shape == "handoff-stray" || o.shape == "handoff-strays" || o.shape == "handoff-cascade") {
     // A relay on t hands each queue its turn; the queue also waits on s, which every queue writes
     // with 1 or 2 (no timeline). Every later queue's write of s could satisfy each such wait until
     // the relay on t shows it comes after (Engine::derive across signals, and `foresee`).
@@ -219,7 +223,11 @@ static std::string generate_shape(const GenOptions& o) {
     // handoff-strays: every write of s is 1 (no signal-race, whose findings would be one per
     // stray and write), and 100 queues write it once each, unordered: more than the 64 latest
     // writes a short list would hold (Engine::LatestWrites).
-    bool stray = o.shape == "handoff-stray", strays = o.shape == "handoff-strays";
+    // handoff-cascade: writes of s are 1, the waits ask for 2, and one stray writes 2 first. q0
+    // takes it and writes 1 over it, so q1's wait has no candidate, and every later queue is stuck
+    // on t: a stuck episode per pair of queues, each over every stuck queue (Engine::unstick).
+    bool cascade = o.shape == "handoff-cascade";
+    bool stray = o.shape == "handoff-stray" || cascade, strays = o.shape == "handoff-strays" || cascade;
     uint64_t queues = std::max<uint64_t>(n / 5, 1);
     emit("device gpu0 strict");
     emit("buffer a on gpu0 " + std::to_string(16 * queues));
@@ -227,12 +235,12 @@ static std::string generate_shape(const GenOptions& o) {
     emit("signal s on host = 1");
     emit("signal t on host = 0");
     if (stray) emit("queue stray on gpu0 compute\nsubmit stray {\n  signal s = 2\n}");
-    for (int j = 0; strays && j < 100; ++j)
+    for (int j = 0; strays && !cascade && j < 100; ++j)
       emit("queue stray" + std::to_string(j) + " on gpu0 compute\nsubmit stray" + std::to_string(j) + " {\n  signal s = 1\n}");
     for (uint64_t q = 0; q < queues; ++q) {
       emit("submit q" + std::to_string(q) + " {");
       emit("  wait t >= " + std::to_string(q));
-      emit("  wait s >= 1");
+      emit(cascade ? "  wait s >= 2" : "  wait s >= 1");
       emit("  exec k writes " + range("a", 16 * q, 16));
       emit("  signal s = " + std::to_string(strays ? 1 : 1 + q % 2));
       emit("  signal t = " + std::to_string(q + 1));
@@ -463,7 +471,7 @@ int run_gen(int argc, char** argv) {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
-                                            "handoff-strays", "fan-in-relay"};
+                                            "handoff-strays", "handoff-cascade", "fan-in-relay"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

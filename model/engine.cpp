@@ -1,6 +1,7 @@
 #include "model/engine.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 // vector_as_graph first: strong_components finds its functions by name lookup at definition.
 #include <boost/graph/vector_as_graph.hpp>
@@ -29,6 +30,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
   is_ready_.assign(nq_, 0);
   parked_on_.assign(nq_, kNone);
   stuck_node_of_queue_.assign(nq_, -1);
+  group_budget_ = kGroupBudget + kGroupBudgetPerEvent * (t.cmds.size() + t.host.size());
   waiting_on_.resize(p_.signals.size());
   writes_.resize(p_.signals.size());
   by_agent_.resize(p_.signals.size());
@@ -90,6 +92,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
       if (t.cmds[list[k]].op == CmdOp::Wait) next = list[k];
     }
   index_.resize(p_.signals.size());
+  unprocessed_.resize(p_.signals.size());
   chained_max_.assign(p_.signals.size(), 0);
   shared_.resize(p_.signals.size());
   latest_.resize(p_.signals.size());
@@ -805,6 +808,8 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   }
   aw->waiters.clear();
   w.processed = true;
+  for (auto& tree : unprocessed_[s])
+    if (tree) tree->erase(index);
   w.end = std::make_shared<const Clock>(end);
   ++aw->processed;
   if (!ordered_agent(aw->agent)) chained_max_[s] = std::max(chained_max_[s], aw->processed);
@@ -815,10 +820,11 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   index_pending(s, w.pos, true);
 }
 
-void Engine::kill_agent(uint32_t agent, uint32_t cause) {
+void Engine::kill_agent(uint32_t agent, uint32_t cause, bool wake_parked) {
   ++deaths_;
   for (auto [s, pos] : signals_of(agent)) index_pending(s, pos, false);  // its pending writes never come
-  for (uint32_t q : parked_) wake(q);  // their waits may now be blocked behind it
+  if (wake_parked)
+    for (uint32_t q : parked_) wake(q);  // their waits may now be blocked behind it
   if (agent == kHostAgent) {
     host_dead_ = true;
     host_dead_cause_ = cause;
@@ -830,9 +836,27 @@ void Engine::kill_agent(uint32_t agent, uint32_t cause) {
 
 // A wait with no candidate: a deadlock of its own, or blocked behind another deadlock when the
 // writes that could satisfy it never run (then it belongs to that deadlock).
-uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) const {
+uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) {
   uint32_t own = wait.host ? kHostAgent : t_.cmds[wait.id].queue;
-  for (const SignalWrite& w : writes_[cond.signal]) {
+  const auto& ws = writes_[cond.signal];
+  // The unprocessed writes that meet it, in order: the others are passed over without a look
+  // (thousands of waits on one signal die, each asking). Built on first use, then kept as writes
+  // are processed (record_write).
+  MaxTree* tree = nullptr;
+  if (indexed(cond)) {
+    auto& slot = unprocessed_[cond.signal][cond.narrow()];
+    if (!slot) {
+      std::vector<uint64_t> vals;
+      for (const SignalWrite& w : ws) vals.push_back(w.value & cond.mask);
+      slot = std::make_unique<MaxTree>(vals);
+      for (size_t i = 0; i < ws.size(); ++i)
+        if (ws[i].processed) slot->erase(i);
+    }
+    tree = slot.get();
+  }
+  for (size_t i = tree ? tree->next(0, cond.threshold) : 0; i < ws.size(); i = tree ? tree->next(i + 1, cond.threshold) : i + 1) {
+    const SignalWrite& w = ws[i];
+    ++work_;
     // Writes that come after the wait anyway could never have satisfied it.
     if (w.agent == own || (wait.host && !w.event.host && t_.cmds[w.event.id].submit > wait.id)) continue;
     if (!w.processed && cond.met_by(w.value) && write_dead(w)) {
@@ -868,7 +892,7 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
   // Forced by unstick, but every write made so far is overwritten: it still needs a pending one.
   if (was_forced && !resolvable(w, cond, blocker)) {
     blocked_at = epoch(cond.signal);
-    unforceable_.push_back({w, epoch(cond.signal)});
+    unforceable_.insert({submit_key(w), epoch(cond.signal)});
     return WaitStep::Blocked;
   }
   uint32_t cause = blocked_cause(w, cond);
@@ -1221,6 +1245,33 @@ bool Engine::derive() {
   return cleared;
 }
 
+// The edges of stuck head `i` listed (semantics as in unstick): the heads, or the host, behind
+// which a pending candidate of its wait lies, each once.
+void Engine::stuck_edges(int i, std::vector<int>& to_list) {
+  const StuckNode& n = stuck_nodes_[size_t(i)];
+  int host_node = stuck_nodes_.back().wait.host ? int(stuck_nodes_.size()) - 1 : -1;
+  auto edge = [&](const AgentWrites& aw) {
+    if (aw.agent == n.agent) return;
+    uint32_t idx = pending_candidate(n.wait, aw, n.cond);
+    if (idx == kNone) return;
+    const SignalWrite& sw = writes_[n.cond.signal][idx];
+    int to = -1;
+    if (sw.event.host || !host_ran_[t_.cmds[sw.event.id].submit] || stuck_node_of_queue_[aw.agent] < 0) to = host_node;
+    else to = stuck_node_of_queue_[aw.agent];
+    if (to >= 0) to_list.push_back(to);
+  };
+  if (indexed(n.cond)) {  // only the live writers with a pending value that meets it
+    const auto& pending = n.cond.narrow() ? index_[n.cond.signal].pending32 : index_[n.cond.signal].pending;
+    for (auto it = pending.lower_bound({n.cond.threshold, 0}); it != pending.end(); ++it, ++work_) edge(by_agent_[n.cond.signal][it->second]);
+  } else {
+    work_ += by_agent_[n.cond.signal].size();
+    for (const AgentWrites& aw : by_agent_[n.cond.signal]) edge(aw);
+  }
+  ++work_;
+  std::sort(to_list.begin(), to_list.end());
+  to_list.erase(std::unique(to_list.begin(), to_list.end()), to_list.end());
+}
+
 void Engine::unstick() {
   ++episodes_;
   // Nodes: the wait at the head of each stuck agent. (Buffers are members: this runs once per
@@ -1254,63 +1305,130 @@ void Engine::unstick() {
     return;
   }
   if (derive()) return;
-  // The graph is tiny (one node per stuck agent) and built once per stuck episode, so it is a plain
-  // vector of adjacency lists (Boost's vector_as_graph) rather than an adjacency_list.
-  // vector_as_graph takes every element of `out` as a vertex: exactly one list per node.
+  // The graph: an edge from each stuck head to the heads (and the host) that hold a pending
+  // candidate of its wait. On a timeline it is dense (a stuck `wait t >= i` may take any later
+  // queue's value: k^2 edges for k stuck queues), so a wait on the whole word or its low half gets
+  // one edge, into a chain: per (signal, width), the stuck heads' writers in order of the largest
+  // pending value they write in a batch already submitted, each entry pointing at the next one and
+  // at its writer's head. The wait points at the first entry that meets it. Paths between heads,
+  // and so the components, are those of the listed edges (the wait's own queue is in its chain: a
+  // loop, which changes no component). A pending value in a batch not yet submitted, or written by
+  // the host or a queue that is no stuck head, comes after the host's wait: per chain, intervals
+  // of the thresholds that such a writer meets, counted. Host waits and masked waits list their
+  // edges (stuck_edges). Cost: O(stuck heads + pending writers) per episode, log factors aside.
+  const int n_nodes = int(nodes.size());
   auto& out = stuck_out_;
-  out.resize(nodes.size());
-  for (const StuckNode& n : nodes) work_ += 1 + by_agent_[n.cond.signal].size();
-  for (auto& o : out) o.clear();
+  struct Chain {
+    uint32_t signal;
+    bool narrow;
+    std::vector<std::pair<uint64_t, int>> heads;  // (largest submitted pending value, head), ascending
+    std::vector<uint64_t> lo, hi;                 // host-bound intervals [lo, hi] of thresholds, each sorted
+    int base = 0;                                 // the vertex of heads[0]
+    std::vector<int> minc, maxc;                  // per suffix of heads: its heads' least and greatest component
+  };
+  // What a stuck head's writer offers: the largest pending value in a batch already submitted
+  // (false if none), and whether a larger one waits for the host (top < key).
+  auto submitted_top = [&](const AgentWrites& aw, uint32_t s, bool narrow, uint64_t key, uint64_t& top) {
+    // The host runs its statements in order and a writer's writes are in submission order, so the
+    // submitted ones are a prefix.
+    auto submitted = [&](size_t j) { return host_ran_[t_.cmds[writes_[s][aw.idx[j]].event.id].submit] != 0; };
+    if (submitted(aw.idx.size() - 1)) return top = key, true;
+    bool any = false;
+    top = 0;
+    for (size_t j = aw.processed; j < aw.idx.size() && submitted(j); ++j, ++work_)
+      top = std::max(top, narrow ? aw.vals[j] & kLowHalf : aw.vals[j]), any = true;
+    return any;
+  };
+  std::vector<Chain> chains;
+  std::map<std::pair<uint32_t, bool>, int> chain_at;
+  std::vector<int> chain_of(nodes.size(), -1);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const StuckNode& n = nodes[i];
-    for (const AgentWrites& aw : by_agent_[n.cond.signal]) {
-      if (aw.agent == n.agent) continue;
-      uint32_t idx = pending_candidate(n.wait, aw, n.cond);
-      if (idx == kNone) continue;
-      const SignalWrite& sw = writes_[n.cond.signal][idx];
-      int to = -1;
-      if (sw.event.host) to = host_node;
-      else if (!host_ran_[t_.cmds[sw.event.id].submit] || node_of_queue[aw.agent] < 0) to = host_node;
-      else to = node_of_queue[aw.agent];
-      if (to >= 0 && std::find(out[i].begin(), out[i].end(), to) == out[i].end()) out[i].push_back(to);
+    if (n.wait.host || !indexed(n.cond)) continue;
+    auto [it, fresh] = chain_at.try_emplace({n.cond.signal, n.cond.narrow()}, int(chains.size()));
+    chain_of[i] = it->second;
+    if (!fresh) continue;
+    Chain& c = chains.emplace_back();
+    c.signal = n.cond.signal, c.narrow = n.cond.narrow();
+    for (auto [key, pos] : c.narrow ? index_[c.signal].pending32 : index_[c.signal].pending) {
+      const AgentWrites& aw = by_agent_[c.signal][pos];
+      ++work_;
+      int head = aw.agent == kHostAgent ? -1 : node_of_queue[aw.agent];
+      uint64_t top = 0;
+      bool any = head >= 0 && submitted_top(aw, c.signal, c.narrow, key, top);
+      if (any) c.heads.push_back({top, head});
+      if (!any || top < key) c.lo.push_back(any ? top + 1 : 0), c.hi.push_back(key);
     }
+    std::sort(c.heads.begin(), c.heads.end());
+    std::sort(c.lo.begin(), c.lo.end());
+    std::sort(c.hi.begin(), c.hi.end());
   }
-  std::vector<int> comp(nodes.size());
-  int ncomp = boost::strong_components(out, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, out)));
-  std::vector<bool> sink(size_t(ncomp), true);
-  std::vector<int> size(size_t(ncomp), 0);
+  int vertices = n_nodes;
+  for (Chain& c : chains) c.base = vertices, vertices += int(c.heads.size());
+  out.resize(size_t(vertices));
+  for (auto& o : out) o.clear();
+  std::vector<int> start(nodes.size(), -1);  // the chain entry a wait points at
   for (size_t i = 0; i < nodes.size(); ++i) {
-    ++size[size_t(comp[i])];
-    for (int j : out[i])
-      if (comp[size_t(j)] != comp[i]) sink[size_t(comp[i])] = false;
-  }
-  for (int c = 0; c < ncomp; ++c) {
-    if (!sink[size_t(c)]) continue;
-    // The group's earliest-submitted wait that some write already made can satisfy is resolved
-    // with the writes made so far: the writes still held back come after it (they are submitted
-    // later and wait, directly or not, for it). The others then resolve normally, seeing the
-    // writes it releases. One at a time, so a later wait is never resolved before writes that
-    // can legitimately satisfy it have run.
-    int pick = -1;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (comp[i] != c) continue;
-      const StuckNode& n = nodes[i];
-      bool has = n.cond.met_by(init_[n.cond.signal]);
-      for (const AgentWrites& aw : by_agent_[n.cond.signal])
-        if (aw.processed && (n.cond.narrow() ? aw.processed_max32 : aw.processed_max) >= n.cond.threshold) has = true;
-      for (auto& [uw, at] : unforceable_)
-        if (uw == n.wait && at == epoch(n.cond.signal)) has = false;  // tried: its writes so far are overwritten
-      if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = int(i);
-    }
-    if (pick >= 0) {
-      const StuckNode& n = nodes[size_t(pick)];
-      if (n.wait.host) host_forced_ = true;
-      else qs_[n.agent].forced = true, wake(n.agent);
+    const StuckNode& n = nodes[i];
+    ++work_;
+    if (chain_of[i] < 0) {
+      stuck_edges(int(i), out[i]);
       continue;
     }
-    std::vector<int> members;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (comp[i] == c) members.push_back(int(i));
+    const Chain& c = chains[size_t(chain_of[i])];
+    uint64_t v = n.cond.threshold;
+    auto first = std::lower_bound(c.heads.begin(), c.heads.end(), std::pair<uint64_t, int>{v, INT_MIN});
+    if (first != c.heads.end()) start[i] = c.base + int(first - c.heads.begin()), out[i].push_back(start[i]);
+    // The host-bound intervals holding v, less the wait's own queue's.
+    size_t held = size_t(c.hi.end() - std::lower_bound(c.hi.begin(), c.hi.end(), v)) -
+                  size_t(c.lo.end() - std::upper_bound(c.lo.begin(), c.lo.end(), v));
+    if (uint32_t pos = pos_of(c.signal, n.agent); held && pos != kNone)
+      if (uint64_t key, top; pending_top(by_agent_[c.signal][pos], c.narrow, key) && key >= v &&
+                             (!submitted_top(by_agent_[c.signal][pos], c.signal, c.narrow, key, top) || top < v))
+        --held;
+    if (held && host_node >= 0) out[i].push_back(host_node);
+  }
+  for (const Chain& c : chains)
+    for (size_t j = 0; j < c.heads.size(); ++j) {
+      auto& o = out[size_t(c.base) + j];
+      if (j + 1 < c.heads.size()) o.push_back(c.base + int(j) + 1);
+      o.push_back(c.heads[j].second);
+    }
+  std::vector<int> comp(size_t(vertices), 0);
+  int ncomp = boost::strong_components(out, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, out)));
+  for (Chain& c : chains) {
+    size_t m = c.heads.size();
+    c.minc.assign(m + 1, INT_MAX), c.maxc.assign(m + 1, INT_MIN);
+    for (size_t j = m; j-- > 0;) {
+      int hc = comp[size_t(c.heads[j].second)];
+      c.minc[j] = std::min(c.minc[j + 1], hc), c.maxc[j] = std::max(c.maxc[j + 1], hc);
+    }
+  }
+  std::vector<bool> sink(size_t(ncomp), true);
+  std::vector<std::vector<int>> members_of(static_cast<size_t>(ncomp));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    int ci = comp[i];
+    members_of[size_t(ci)].push_back(int(i));
+    for (int j : out[i]) {
+      if (j < n_nodes) {
+        if (comp[size_t(j)] != ci) sink[size_t(ci)] = false;
+        continue;
+      }
+      const Chain& c = chains[size_t(chain_of[i])];
+      size_t at = size_t(j - c.base);
+      if (c.minc[at] != ci || c.maxc[at] != ci) sink[size_t(ci)] = false;
+    }
+  }
+  auto has_made = [&](const StuckNode& n) {  // the initial value or a write made so far meets it
+    if (indexed(n.cond)) return has_done(n.cond);
+    bool has = n.cond.met_by(init_[n.cond.signal]);
+    for (const AgentWrites& aw : by_agent_[n.cond.signal])
+      if (aw.processed && aw.processed_max >= n.cond.threshold) has = true;
+    return has;
+  };
+  // A component that nothing can release: its first group is a deadlock. True when that is the
+  // whole component (its agents are all dead).
+  auto settle = [&](const std::vector<int>& members) {
     Deadlock d;
     for (int i : deadlock_group(members)) d.waits.push_back(nodes[size_t(i)].wait);
     std::sort(d.waits.begin(), d.waits.end(), [&](EventRef a, EventRef b) { return submit_key(a) < submit_key(b); });
@@ -1319,8 +1437,66 @@ void Engine::unstick() {
     deadlocks_.push_back(d);
     // The rest of the component waits behind the group: seen as blocked (or as a deadlock of its
     // own) once the group's agents are dead.
-    for (EventRef w : d.waits) kill_agent(w.host ? kHostAgent : t_.cmds[w.id].queue, cause);
+    for (EventRef w : d.waits) kill_agent(w.host ? kHostAgent : t_.cmds[w.id].queue, cause, false);
+    return d.waits.size() == members.size();
+  };
+  // A deadlock releases nothing. When every component numbered before a non-sink one is dead,
+  // its remaining edges lie within it, if none of its waits lost its last candidate (that one
+  // dies blocked behind them) and none can take a write already made (that one may be forced):
+  // it is a sink that nothing can release, as the next episode would find after the same steps
+  // (a relay of stuck pairs dies from its end, a pair per episode: k^2 without this). Tried until
+  // one is not, so a failed look costs one component's edges.
+  auto ready = [&](int c) {
+    std::vector<int> edges;
+    for (int i : members_of[size_t(c)]) {
+      const StuckNode& n = nodes[size_t(i)];
+      if (n.wait.host || has_made(n)) return false;
+      edges.clear();
+      stuck_edges(i, edges);
+      if (edges.empty()) return false;
+      for (int to : edges)
+        if (comp[size_t(to)] != c) return false;
+    }
+    return true;
+  };
+  bool all_dead = true;  // every component numbered so far is dead (Tarjan numbers a component after those it reaches)
+  for (int c = 0; c < ncomp; ++c) {
+    const std::vector<int>& members = members_of[size_t(c)];
+    if (members.empty()) continue;
+    if (!sink[size_t(c)]) {
+      if (all_dead && ready(c)) {
+        ++episodes_;  // as if it were the next episode's
+        all_dead = settle(members);
+      } else {
+        all_dead = false;
+      }
+      continue;
+    }
+    // The group's earliest-submitted wait that some write already made can satisfy is resolved
+    // with the writes made so far: the writes still held back come after it (they are submitted
+    // later and wait, directly or not, for it). The others then resolve normally, seeing the
+    // writes it releases. One at a time, so a later wait is never resolved before writes that
+    // can legitimately satisfy it have run.
+    int pick = -1;
+    for (int i : members) {
+      const StuckNode& n = nodes[size_t(i)];
+      bool has = has_made(n) && !unforceable_.count({submit_key(n.wait), epoch(n.cond.signal)});  // unforceable: tried, its writes so far are overwritten
+      if (has && (pick < 0 || submit_key(n.wait) < submit_key(nodes[size_t(pick)].wait))) pick = i;
+    }
+    if (pick >= 0) {
+      const StuckNode& n = nodes[size_t(pick)];
+      if (n.wait.host) host_forced_ = true;
+      else qs_[n.agent].forced = true, wake(n.agent);
+      all_dead = false;
+      continue;
+    }
+    all_dead &= settle(members);
   }
+  wake_parked();
+}
+
+void Engine::wake_parked() {
+  for (uint32_t q : parked_) wake(q);  // once, not once per agent killed
 }
 
 std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
@@ -1335,17 +1511,29 @@ std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
   // candidate is a deadlock with the members after it that hold a write it could take. The group
   // with the earliest-submitted wait is reported first; the others are looked at again once its
   // agents are dead. Bitsets over the members: quadratic in a component's size, which is bounded.
-  auto& out = stuck_out_;
   size_t k = members.size();
-  bool multi = false;
-  for (int i : members) multi |= out[size_t(i)].size() > 1;
-  if (k == 1 || !multi) return members;  // one candidate head each: the graph is happens-before
+  if (k == 1) return members;
   if (k > kMaxCycleGroup) {
     group_bound_reached_ = true;  // said in a note: the component is reported as one finding
     return members;
   }
-  std::vector<int> local(stuck_nodes_.size(), -1);
+  // The analysis is quadratic in the component and may run once per episode (a relay of stuck
+  // queues gives up two at a time): past a budget linear in the program, each component is one
+  // finding, and a note says so.
+  if (group_work_ > group_budget_) {
+    group_budget_reached_ = true;
+    return members;
+  }
+  uint64_t work_at = work_;
+  // Per stuck head, its place among the members (entries of other heads are stale: every edge of
+  // a member leads to a member), and per member its edges.
+  auto& local = group_local_;
+  local.resize(std::max(local.size(), stuck_nodes_.size()), -1);
   for (size_t a = 0; a < k; ++a) local[size_t(members[a])] = int(a);
+  std::vector<std::vector<int>> out(k);
+  bool multi = false;
+  for (size_t a = 0; a < k; ++a) stuck_edges(members[a], out[a]), multi |= out[a].size() > 1;
+  if (!multi) return members;  // one candidate head each: the graph is happens-before
   size_t words = k / 64 + 1;  // (k + 63) / 64 would do; GCC -O3 fears it overflows (-Walloc-size-larger-than)
   using Set = std::vector<uint64_t>;
   auto has = [&](const Set& x, size_t b) { return (x[b / 64] >> (b % 64)) & 1; };
@@ -1363,9 +1551,9 @@ std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
     std::vector<Set> next = before;
     for (size_t a = 0; a < k; ++a) {
       if (stuck[a]) continue;
-      work_ += out[size_t(members[a])].size() * words;
+      work_ += out[a].size() * words;
       bool first = true;
-      for (int to : out[size_t(members[a])]) {
+      for (int to : out[a]) {
         size_t b = size_t(local[size_t(to)]);
         if (has(before[b], a)) continue;  // its write comes after this wait: no candidate
         Set x = before[b];
@@ -1377,7 +1565,13 @@ std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
     }
     changed |= next != before;
     before = std::move(next);
+    if (group_work_ + (work_ - work_at) > group_budget_) {
+      group_work_ += work_ - work_at;
+      group_budget_reached_ = true;
+      return members;
+    }
   }
+  group_work_ += work_ - work_at;
   std::vector<std::vector<int>> groups;
   std::vector<char> grouped(k, 0);
   for (size_t a = 0; a < k; ++a) {
@@ -1391,7 +1585,7 @@ std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
     if (!none[a] || grouped[a]) continue;
     grouped[a] = 1;
     groups.push_back({members[a]});
-    for (int to : out[size_t(members[a])])
+    for (int to : out[a])
       if (size_t b = size_t(local[size_t(to)]); !grouped[b] && has(before[b], a)) grouped[b] = 1, groups.back().push_back(to);
   }
   if (groups.empty()) return members;  // each waits for one of the others: the component is the cycle
@@ -1404,13 +1598,15 @@ std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
 }
 
 void Engine::finish_counts() {
+  std::vector<uint32_t> deadlock_of(t_.cmds.size(), kNone);  // per queue wait of a deadlock: which
+  for (uint32_t d = 0; d < deadlocks_.size(); ++d)
+    for (EventRef w : deadlocks_[d].waits)
+      if (!w.host) deadlock_of[w.id] = d;
   for (uint32_t q = 0; q < nq_; ++q)
     for (size_t k = qs_[q].pos; k < t_.queue_cmds[q].size(); ++k) {
-      const TraceCmd& c = t_.cmds[t_.queue_cmds[q][k]];
-      uint32_t cause = host_ran_[c.submit] ? queue_dead_cause_[q] : host_dead_cause_;
-      EventRef ev{false, t_.queue_cmds[q][k]};
-      if (cause != kNone && std::find(deadlocks_[cause].waits.begin(), deadlocks_[cause].waits.end(), ev) == deadlocks_[cause].waits.end())
-        ++deadlocks_[cause].blocked_cmds;
+      uint32_t id = t_.queue_cmds[q][k];
+      uint32_t cause = host_ran_[t_.cmds[id].submit] ? queue_dead_cause_[q] : host_dead_cause_;
+      if (cause != kNone && deadlock_of[id] != cause) ++deadlocks_[cause].blocked_cmds;
     }
   if (host_dead_cause_ != kNone) {
     auto& waits = deadlocks_[host_dead_cause_].waits;

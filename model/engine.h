@@ -19,6 +19,7 @@
 // Checkers observe the run through EngineObserver; the simulator and the checkers read the
 // same rules, which live here and in model/profile.h only.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,6 +30,7 @@
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
 
+#include "core/max_tree.h"
 #include "model/clock.h"
 #include "model/profile.h"
 #include "model/queue_rules.h"
@@ -135,6 +137,11 @@ class Engine {
   // (kMaxCycleGroup): then it is one finding.
   bool group_bound_reached() const { return group_bound_reached_; }
   static constexpr size_t kMaxCycleGroup = 512;
+  // Whether the deadlock analysis as a whole ran past its budget (kGroupBudget plus
+  // kGroupBudgetPerEvent per command and host statement, in steps of Engine::work): then each
+  // later component is one finding.
+  bool group_budget_reached() const { return group_budget_reached_; }
+  static constexpr uint64_t kGroupBudget = 50'000'000, kGroupBudgetPerEvent = 1000;
 
   const Trace& trace() const { return t_; }
   bool ran(EventRef e) const { return e.host ? host_ran_[e.id] : cmd_ran_[e.id]; }
@@ -252,7 +259,8 @@ class Engine {
   // release: the waits of the deadlock to report first (those in one happens-before cycle, or one
   // with no candidate and those caught with it).
   std::vector<int> deadlock_group(const std::vector<int>& members);
-  bool group_bound_reached_ = false;
+  bool group_bound_reached_ = false, group_budget_reached_ = false;
+  uint64_t group_work_ = 0, group_budget_ = 0;  // deadlock_group's steps so far, and their bound
   // Before forcing anything: what the stuck waits prove of each other from below (sound facts of
   // the least fixed point), so that a wait whose pending candidates all come after it resolves
   // exactly, with no forcing and no further round. True when some wait was cleared.
@@ -276,7 +284,8 @@ class Engine {
   // resolved (`learned` holds what its end learns), or dead (a deadlock, or blocked behind one).
   WaitStep try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                     uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs);
-  uint32_t blocked_cause(EventRef wait, const WaitCond& cond) const;
+  uint32_t blocked_cause(EventRef wait, const WaitCond& cond);
+  std::vector<std::array<std::unique_ptr<MaxTree>, 2>> unprocessed_;  // per signal and width (narrow): its unprocessed writes, once asked
   struct StuckNode {
     EventRef wait;
     uint32_t agent;
@@ -294,10 +303,13 @@ class Engine {
   std::vector<uint32_t> parked_;                   // queues parked at a wait (some entries stale)
   bool derived_blocker(EventRef w, const WaitCond& cond, bool& blocked, uint32_t& blocker) const;
   std::vector<StuckNode> stuck_nodes_;
-  std::vector<std::pair<EventRef, uint64_t>> unforceable_;  // forced waits that found no candidate, at epoch
+  std::set<std::pair<uint64_t, uint64_t>> unforceable_;  // forced waits (submit_key) that found no candidate, at epoch
   std::vector<int> stuck_node_of_queue_;
-  std::vector<std::vector<int>> stuck_out_;
-  void kill_agent(uint32_t agent, uint32_t deadlock);
+  std::vector<std::vector<int>> stuck_out_;  // unstick's graph: the stuck heads, then its chain entries
+  void stuck_edges(int node, std::vector<int>& to);
+  void wake_parked();
+  std::vector<int> group_local_;  // deadlock_group's scratch
+  void kill_agent(uint32_t agent, uint32_t deadlock, bool wake_parked = true);  // wake_parked: wake every parked queue
   void finish_counts();
 
   const Trace& t_;

@@ -874,7 +874,30 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
   if (!forced && blocked_at == epoch(cond.signal)) return WaitStep::Blocked;
   if (!forced && !resolvable(w, cond, blocker)) {
     blocked_at = epoch(cond.signal);
+    // The initial value meets it and its start knows no write of the signal: the initial value is
+    // a candidate whatever the pending writes do, so the wait learns nothing (semantics.md), and
+    // forcing it is exact; unstick forces all such waits at once (not one per episode: thousands
+    // of queues `wait s >= 1; signal s = 1` with s = 1 took an episode each). With overrides the
+    // clocks may not be down-closed: then the last round's answer (refine) says so.
+    if (!w.host && cond.met_by(init_[cond.signal])) {
+      bool none = overrides_.empty() ? knows_no_write(cond.signal, start) : false;
+      if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) none = it->second.initial;
+      qs_[agent].initial_ok = none ? w.id : kNone;
+    }
     return WaitStep::Blocked;
+  }
+  if (forced && !w.host && qs_[agent].initial_ok == w.id) {
+    // Forced for that reason: only if the candidates say so now (an override's answer is the last
+    // round's, whose start may have known less); else it waits as any other.
+    qs_[agent].initial_ok = kNone;
+    WaitResolution r{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
+    Clock ignored;
+    candidates(w, cond, start, false, r, ignored);
+    if (!r.initial_candidate) {
+      forced = false;
+      blocked_at = epoch(cond.signal);
+      return WaitStep::Blocked;
+    }
   }
   bool was_forced = forced;
   forced = false;
@@ -1305,6 +1328,11 @@ void Engine::unstick() {
     return;
   }
   if (derive()) return;
+  // Waits that learn nothing whatever the pending writes do (try_wait): forced together.
+  bool forced_initial = false;
+  for (const StuckNode& n : nodes)
+    if (!n.wait.host && qs_[n.agent].initial_ok == n.wait.id) qs_[n.agent].forced = true, wake(n.agent), forced_initial = true;
+  if (forced_initial) return;
   // The graph: an edge from each stuck head to the heads (and the host) that hold a pending
   // candidate of its wait. On a timeline it is dense (a stuck `wait t >= i` may take any later
   // queue's value: k^2 edges for k stuck queues), so a wait on the whole word or its low half gets
@@ -1429,6 +1457,17 @@ void Engine::unstick() {
   // A component that nothing can release: its first group is a deadlock. True when that is the
   // whole component (its agents are all dead).
   auto settle = [&](const std::vector<int>& members) {
+    if (members.size() == 1) {
+      // A wait with no candidate left: if a dead agent holds a write that could have met it, it
+      // belongs to that deadlock (semantics.md), as try_wait would say.
+      const StuckNode& n = nodes[size_t(members[0])];
+      std::vector<int> edges;
+      stuck_edges(members[0], edges);
+      if (uint32_t cause = edges.empty() ? blocked_cause(n.wait, n.cond) : kNone; cause != kNone) {
+        kill_agent(n.agent, cause, false);
+        return true;
+      }
+    }
     Deadlock d;
     for (int i : deadlock_group(members)) d.waits.push_back(nodes[size_t(i)].wait);
     std::sort(d.waits.begin(), d.waits.end(), [&](EventRef a, EventRef b) { return submit_key(a) < submit_key(b); });

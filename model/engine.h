@@ -185,7 +185,7 @@ class Engine {
     Clock chain_next;      // chained: what the next exec of the chain waits for (the exec and its releases)
     bool dead = false;
     bool forced = false;   // unstick: resolve the head wait with the writes already made
-    uint32_t initial_ok = kNone;  // a head wait found blocked whose start knows no write that the initial value meets: it learns nothing
+    uint32_t initial_ok = kNone;  // a head wait found blocked that the initial value meets, whose start knows no write of its signal: it learns nothing
     uint64_t blocked_at = ~uint64_t(0);  // the head wait was found blocked at this epoch of its signal
     // What `derive` proved of the queue's wait `wait` (a command id): every pending write that
     // could satisfy it comes after its end, except those of writer `only` (kNone: all of them). The

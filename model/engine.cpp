@@ -659,7 +659,7 @@ void Engine::list_candidates(WaitResolution& r) const {
 }
 
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
-                     EngineObserver& obs, bool forced) {
+                     EngineObserver& obs, bool forced, bool* not_initial) {
   WaitResolution r{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
   if (!forced && resolve_unlisted(cond, start, r)) {
     r.unlisted = true;
@@ -669,6 +669,7 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
     work_ += 1 + r.candidates.size();
   } else {
     candidates(w, cond, start, false, r, learned);
+    if (not_initial && !r.initial_candidate) return *not_initial = true, false;
     r.latest_known = latest_known_match(cond, start);
   }
   bool ok = r.unlisted || r.initial_candidate || r.count() > 0;
@@ -820,11 +821,10 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   index_pending(s, w.pos, true);
 }
 
-void Engine::kill_agent(uint32_t agent, uint32_t cause, bool wake_parked) {
+void Engine::kill_agent(uint32_t agent, uint32_t cause, bool wake_all) {
   ++deaths_;
   for (auto [s, pos] : signals_of(agent)) index_pending(s, pos, false);  // its pending writes never come
-  if (wake_parked)
-    for (uint32_t q : parked_) wake(q);  // their waits may now be blocked behind it
+  if (wake_all) wake_parked();  // their waits may now be blocked behind it
   if (agent == kHostAgent) {
     host_dead_ = true;
     host_dead_cause_ = cause;
@@ -880,28 +880,24 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
     // of queues `wait s >= 1; signal s = 1` with s = 1 took an episode each). With overrides the
     // clocks may not be down-closed: then the last round's answer (refine) says so.
     if (!w.host && cond.met_by(init_[cond.signal])) {
-      bool none = overrides_.empty() ? knows_no_write(cond.signal, start) : false;
+      bool none = knows_no_write(cond.signal, start);  // false where there are overrides
       if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) none = it->second.initial;
       qs_[agent].initial_ok = none ? w.id : kNone;
     }
     return WaitStep::Blocked;
   }
-  if (forced && !w.host && qs_[agent].initial_ok == w.id) {
-    // Forced for that reason: only if the candidates say so now (an override's answer is the last
-    // round's, whose start may have known less); else it waits as any other.
-    qs_[agent].initial_ok = kNone;
-    WaitResolution r{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
-    Clock ignored;
-    candidates(w, cond, start, false, r, ignored);
-    if (!r.initial_candidate) {
-      forced = false;
-      blocked_at = epoch(cond.signal);
-      return WaitStep::Blocked;
-    }
-  }
+  // Forced because the initial value is a candidate: only if its candidates say so now (an
+  // override's answer is the last round's, whose start may have known less); else it waits as any
+  // other.
+  bool for_initial = forced && !w.host && qs_[agent].initial_ok == w.id, not_initial = false;
+  if (for_initial) qs_[agent].initial_ok = kNone;
   bool was_forced = forced;
   forced = false;
-  if (resolve(w, cond, start, learned, obs, was_forced)) return WaitStep::Resolved;
+  if (resolve(w, cond, start, learned, obs, was_forced, for_initial ? &not_initial : nullptr)) return WaitStep::Resolved;
+  if (not_initial) {
+    blocked_at = epoch(cond.signal);
+    return WaitStep::Blocked;
+  }
   // Derived, but the writes made so far are all overwritten: then it is caught in a cycle with the
   // waits behind it (or needs a pending write after all). unstick decides, without derivations.
   if (!w.host && qs_[agent].proof.wait == w.id) {
@@ -1457,17 +1453,6 @@ void Engine::unstick() {
   // A component that nothing can release: its first group is a deadlock. True when that is the
   // whole component (its agents are all dead).
   auto settle = [&](const std::vector<int>& members) {
-    if (members.size() == 1) {
-      // A wait with no candidate left: if a dead agent holds a write that could have met it, it
-      // belongs to that deadlock (semantics.md), as try_wait would say.
-      const StuckNode& n = nodes[size_t(members[0])];
-      std::vector<int> edges;
-      stuck_edges(members[0], edges);
-      if (uint32_t cause = edges.empty() ? blocked_cause(n.wait, n.cond) : kNone; cause != kNone) {
-        kill_agent(n.agent, cause, false);
-        return true;
-      }
-    }
     Deadlock d;
     for (int i : deadlock_group(members)) d.waits.push_back(nodes[size_t(i)].wait);
     std::sort(d.waits.begin(), d.waits.end(), [&](EventRef a, EventRef b) { return submit_key(a) < submit_key(b); });
@@ -1528,6 +1513,18 @@ void Engine::unstick() {
       else qs_[n.agent].forced = true, wake(n.agent);
       all_dead = false;
       continue;
+    }
+    if (members.size() == 1) {
+      // A wait with no candidate left: if a dead agent holds a write that could have met it, it
+      // belongs to that deadlock (semantics.md), as try_wait would say. (A component that
+      // `ready` lets through has edges.)
+      const StuckNode& n = nodes[size_t(members[0])];
+      std::vector<int> edges;
+      stuck_edges(members[0], edges);
+      if (uint32_t cause = edges.empty() ? blocked_cause(n.wait, n.cond) : kNone; cause != kNone) {
+        kill_agent(n.agent, cause, false);
+        continue;
+      }
     }
     all_dead &= settle(members);
   }

@@ -215,8 +215,10 @@ class Engine {
   // Whether wait `w` can be resolved now; if not, `blocker` gets an agent holding a needed write.
   bool resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) const;
   // Resolves a wait: candidates and the clock its end learns. False when it has no candidate.
+  // `not_initial` (a wait forced because the initial value is its candidate): if the candidates
+  // say otherwise, nothing is resolved, and it is set.
   bool resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
-               EngineObserver& obs, bool forced);
+               EngineObserver& obs, bool forced, bool* not_initial = nullptr);
   // The candidates of a wait among the writes that ran (`after_wait`: leaving out those that ran
   // after its end) into `r`, and the meet of their clocks into `learned`.
   void candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
@@ -310,7 +312,7 @@ class Engine {
   void stuck_edges(int node, std::vector<int>& to);
   void wake_parked();
   std::vector<int> group_local_;  // deadlock_group's scratch
-  void kill_agent(uint32_t agent, uint32_t deadlock, bool wake_parked = true);  // wake_parked: wake every parked queue
+  void kill_agent(uint32_t agent, uint32_t deadlock, bool wake_all = true);  // wake_all: wake every parked queue
   void finish_counts();
 
   const Trace& t_;

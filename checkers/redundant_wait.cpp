@@ -13,7 +13,7 @@ class RedundantWaitChecker : public Checker {
 
   void on_wait(const WaitResolution& r) override {
     if (r.adds_ordering || !c_.threshold_fits(r)) return;
-    if (r.shared) return;  // unordered candidates: stale-wait's business
+    if (r.shared || r.tree) return;  // unordered candidates: stale-wait's business
     for (bool known : r.candidate_known)
       if (!known) return;
     Diagnostic d;
@@ -22,7 +22,7 @@ class RedundantWaitChecker : public Checker {
     d.message = c_.what(r.wait) + " adds no ordering: " +
                 (r.initial_candidate ? std::string("the initial value already satisfies it")
                                      : "every write that satisfies it already happens before it");
-    c_.sink.add(std::move(d), c_.ctx(r.wait));
+    c_.sink.add(std::move(d), c_.ctx(r.wait), {c_.e.submit_key(r.wait), 0});  // of repeats, the first submitted
   }
 };
 

@@ -15,14 +15,14 @@ class StaleWaitChecker : public Checker {
     if (!c_.threshold_fits(r)) return;
     // The older write: the latest write the wait knows that meets it (nothing follows it), else
     // the first known candidate; the newer: the first unknown candidate.
-    uint32_t older = r.latest_known;
-    int newer = -1;
+    uint32_t older = r.latest_known, newer = kNone;
     for (size_t i = 0; i < r.candidates.size(); ++i) {
       if (r.candidate_known[i] && older == kNone) older = r.candidates[i];
-      if (!r.candidate_known[i] && newer < 0) newer = int(i);
+      if (!r.candidate_known[i] && newer == kNone) newer = r.candidates[i];
     }
-    if (newer < 0 && r.shared) newer = int(r.candidates.size());  // the shared ones are all unordered
-    if (newer < 0 || (older == kNone && !r.initial_candidate)) return;
+    if (newer == kNone && r.shared) newer = r.shared_first;  // the shared ones are all unordered
+    if (newer == kNone) newer = r.tree_first;                    // and so are a tree's
+    if (newer == kNone || (older == kNone && !r.initial_candidate)) return;
     const auto& ws = c_.e.writes(r.cond.signal);
     const std::string& sname = c_.p.signals[r.cond.signal].name;
     Diagnostic d;
@@ -31,10 +31,10 @@ class StaleWaitChecker : public Checker {
     std::string old_text = older != kNone ? c_.signal_write_text(ws[older])
                                           : "the initial value " + std::to_string(c_.e.initial_value(r.cond.signal));
     d.message = c_.what(r.wait) + " may already be satisfied by " + old_text + ", so it need not wait for " +
-                c_.signal_write_text(ws[r.candidate(size_t(newer))]);
+                c_.signal_write_text(ws[newer]);
     d.related.push_back({older != kNone ? c_.loc(ws[older].event) : c_.p.signals[r.cond.signal].loc,
                          older != kNone ? "the older write" : "'" + sname + "' is declared here with its initial value"});
-    c_.sink.add(std::move(d), c_.ctx(r.wait));
+    c_.sink.add(std::move(d), c_.ctx(r.wait), {c_.e.submit_key(r.wait), 0});  // of repeats, the first submitted
   }
 };
 

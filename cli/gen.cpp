@@ -67,6 +67,9 @@ std::string gen_help() {
          "                            fan-in-relay   fan-in whose readers take turns on t: each wait on s\n"
          "                                           knows every earlier reader's queue, no write of s;\n"
          "                                           writers and readers alternate in queue ids\n"
+         "                            initial-forced queue i: `wait s >= 1; signal s = 1` (n/2 queues), s starting\n"
+         "                                           at 1: every wait is forced, and its candidates are every\n"
+         "                                           other queue's write\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -187,6 +190,19 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  wait s >= " + std::to_string(q));
       emit("  exec k writes " + range("a", 16 * q, 16));
       emit("  signal s = " + std::to_string(q + 1));
+      emit("}");
+    }
+  } else if (o.shape == "initial-forced") {
+    // Every wait is blocked (every other queue's write may meet it) and met by the initial value,
+    // whose start knows no write: forced, all at once, and once the run is over each one's
+    // candidates are every write but its own (Engine::settle_forced, model/candidate_tree.h).
+    uint64_t k = std::max<uint64_t>(n / 2, 1);
+    declare_queues(k);
+    emit("signal s on host = 1");
+    for (uint64_t j = 0; j < k; ++j) {
+      emit("submit q" + std::to_string(j) + " {");
+      emit("  wait s >= 1");
+      emit("  signal s = 1");
       emit("}");
     }
   } else if (o.shape == "fan-in-relay") {
@@ -471,7 +487,7 @@ int run_gen(int argc, char** argv) {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
-                                            "handoff-strays", "handoff-cascade", "fan-in-relay"};
+                                            "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

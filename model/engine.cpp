@@ -95,6 +95,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
   unprocessed_.resize(p_.signals.size());
   chained_max_.assign(p_.signals.size(), 0);
   shared_.resize(p_.signals.size());
+  trees_.resize(p_.signals.size());
   latest_.resize(p_.signals.size());
   writer_queues_.resize(p_.signals.size());
   for (uint32_t s = 0; s < p_.signals.size(); ++s) {
@@ -127,7 +128,27 @@ uint64_t Engine::word_mask(uint32_t agent, bool wait) const {
 const WaitResolution* Engine::resolution(EventRef w) const {
   uint32_t r = w.host ? host_resolution_[w.id] : cmd_resolution_[w.id];
   if (r == kNone) return nullptr;
-  if (resolutions_[r].unlisted) list_candidates(resolutions_[r]);
+  WaitResolution& res = resolutions_[r];
+  if (res.unlisted) list_candidates(res);
+  if (res.shared && res.shared_count > 1) {  // in writer order
+    auto& [list_ref, sorted] = sorted_shared_[{res.shared.get(), res.shared_count}];
+    if (!sorted) {
+      list_ref = res.shared;
+      std::vector<uint32_t> list(res.shared->begin(), res.shared->begin() + long(res.shared_count));
+      const uint32_t s = res.cond.signal;
+      std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return candidate_order(s, a) < candidate_order(s, b); });
+      sorted = std::make_shared<const std::vector<uint32_t>>(std::move(list));
+    }
+    res.shared = sorted;
+  }
+  if (res.tree) {  // the entries that do not come after it, in order
+    auto after = [&](const Clock& k) { return known(k, res.wait); };
+    for (size_t k = res.tree->next(0, after); k < res.tree->size(); k = res.tree->next(k + 1, after)) {
+      res.candidates.push_back(res.tree->list()[k]);
+      res.candidate_known.push_back(false);
+    }
+    res.tree = nullptr;
+  }
   return &resolutions_[r];
 }
 
@@ -544,6 +565,75 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents
   }
 }
 
+uint64_t Engine::candidate_order(uint32_t s, uint32_t i) const {
+  const SignalWrite& w = writes_[s][i];
+  uint32_t at = w.event.host ? w.event.id : t_.cmds[w.event.id].index;
+  return uint64_t(w.pos) << 32 | (ordered_agent(w.agent) ? at : ~at);
+}
+
+Engine::SharedCandidates& Engine::shared_candidates(EventRef w, const WaitCond& cond, const Clock& start) const {
+  const uint32_t s = cond.signal;
+  SharedCandidates& sh = shared_[s][{cond.threshold, cond.mask}];
+  const size_t made = processed_order_[s].size();
+  if (chained_max_[s] <= kMaxChainedCandidates) {
+    // pick_candidates' answer where nothing is known, in the order the writes were made: an
+    // ordered writer's first write that meets the wait (its writes are made in its order), and
+    // every one of a chained queue's (all candidates while it made no more than its bound).
+    auto add = [&](uint32_t i) {
+      const SignalWrite& x = writes_[s][i];
+      if (ordered_agent(x.agent)) sh.has.insert(x.pos);
+      if (sh.list->empty()) sh.meet = *x.end;
+      else sh.meet.meet(*x.end);
+      uint32_t first = sh.list->empty() || candidate_order(s, i) < candidate_order(s, sh.first.back()) ? i : sh.first.back();
+      sh.list->push_back(i);
+      sh.first.push_back(first);
+    };
+    if (!sh.list || sh.fresh_per_version || made - sh.version > sh.list->size() + kLatest) {
+      // Made afresh from the writers with a match, when that is cheaper than walking the writes
+      // made since (one signal, thousands of thresholds, each asked once). Later waits' lists grow.
+      std::vector<uint32_t> agents, found;
+      sorted_matching_writers(cond, agents);
+      for (uint32_t pos : agents) {
+        const AgentWrites& aw = by_agent_[s][pos];
+        for (size_t k = 0; k < aw.processed; ++k, ++work_)
+          if (cond.met_by(writes_[s][aw.idx[k]].value)) {
+            found.push_back(aw.idx[k]);
+            if (ordered_agent(aw.agent)) break;
+          }
+      }
+      std::sort(found.begin(), found.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
+      sh = SharedCandidates{};
+      sh.list = std::make_shared<std::vector<uint32_t>>();
+      for (uint32_t i : found) add(i);
+      sh.version = made;
+      work_ += 1 + found.size();
+      return sh;
+    }
+    for (; sh.version < made; ++sh.version, ++work_)
+      if (uint32_t i = processed_order_[s][sh.version]; !sh.has.count(writes_[s][i].pos) && cond.met_by(writes_[s][i].value)) add(i);
+    return sh;
+  }
+  if (sh.list && sh.fresh_per_version && sh.version == made) return sh;
+  Scan sc{*this, w, cond, start, false, writes_[s]};
+  std::vector<uint32_t> agents;
+  sorted_matching_writers(cond, agents);
+  work_ += agents.size();
+  std::vector<Span> spans;
+  std::vector<uint32_t> lower_known;
+  WaitResolution tmp{w, cond, {}, false, {}, true, nullptr, 0, kNone, false, 0, {}, nullptr, kNone};
+  scan_known(sc, agents, spans, lower_known);
+  pick_candidates(sc, agents, spans, lower_known, tmp);
+  sh.version = made;
+  sh.fresh_per_version = true;
+  sh.meet = Clock(&t_);
+  for (size_t i = 0; i < tmp.candidates.size(); ++i) {
+    if (i == 0) sh.meet = *writes_[s][tmp.candidates[0]].end;
+    else sh.meet.meet(*writes_[s][tmp.candidates[i]].end);
+  }
+  sh.list = std::make_shared<std::vector<uint32_t>>(std::move(tmp.candidates));
+  return sh;
+}
+
 // The candidates of a wait, in two passes over the agents that write its signal: what the wait
 // knows of each agent's writes (and the known writes that may overwrite a candidate), then the
 // candidates themselves; `learned` is the meet of their clocks.
@@ -565,20 +655,11 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   r.initial_candidate = cond.met_by(init_[cond.signal]);
   if (knows_none && !after_wait) {
     // The wait knows no write: its candidates depend only on the writes made so far (shared).
-    SharedCandidates& sh = shared_[cond.signal][{cond.threshold, cond.mask}];
-    if (!sh.list || sh.version != processed_order_[cond.signal].size()) {
-      sorted_matching_writers(cond, agents);
-      work_ += agents.size();
-      std::vector<Span> spans;
-      std::vector<uint32_t> lower_known;
-      WaitResolution tmp{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
-      scan_known(sc, agents, spans, lower_known);
-      pick_candidates(sc, agents, spans, lower_known, tmp);
-      sh.version = processed_order_[cond.signal].size();
-      sh.meet = meet_of(tmp.candidates);
-      sh.list = std::make_shared<const std::vector<uint32_t>>(std::move(tmp.candidates));
+    const SharedCandidates& sh = shared_candidates(w, cond, start);
+    if (!sh.list->empty()) {
+      r.shared = sh.list, r.shared_count = sh.list->size();
+      r.shared_first = sh.fresh_per_version ? sh.list->front() : sh.first.back();
     }
-    if (!sh.list->empty()) r.shared = sh.list;
     learned = r.initial_candidate ? Clock(&t_) : sh.meet;
     return;
   }
@@ -660,7 +741,7 @@ void Engine::list_candidates(WaitResolution& r) const {
 
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced, bool* not_initial) {
-  WaitResolution r{w, cond, {}, false, {}, true, nullptr, false, 0, {}};
+  WaitResolution r{w, cond, {}, false, {}, true, nullptr, 0, kNone, false, 0, {}, nullptr, kNone};
   if (!forced && resolve_unlisted(cond, start, r)) {
     r.unlisted = true;
     r.listed_at = processed_order_[cond.signal].size();
@@ -673,19 +754,12 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
     r.latest_known = latest_known_match(cond, start);
   }
   bool ok = r.unlisted || r.initial_candidate || r.count() > 0;
-  if (ok && forced) {
-    if (r.shared) {  // a forced wait keeps its own list (refine compares it)
-      r.candidates.insert(r.candidates.end(), r.shared->begin(), r.shared->end());
-      r.candidate_known.resize(r.candidates.size(), false);
-      r.shared = nullptr;
-    }
-    resolve_forced(w, cond, start, r, learned);
-  }
+  if (ok && forced) resolve_forced(w, cond, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
   resolutions_.push_back(std::move(r));
-  if (ok) obs.on_wait(resolutions_.back());
+  if (ok && !forced) obs.on_wait(resolutions_.back());  // a forced wait's: once its candidates are known (settle_forced)
   return ok;
 }
 
@@ -693,10 +767,7 @@ void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock
                             WaitResolution& r, Clock& learned) {
   const uint32_t s = cond.signal;
   if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) {
-    r.candidates = it->second.candidates;
     r.initial_candidate = it->second.initial;
-    r.candidate_known.clear();
-    for (uint32_t c : r.candidates) r.candidate_known.push_back(writes_[s][c].processed && known(start, writes_[s][c].event));
     learned = it->second.learned;
   } else if (!r.initial_candidate) {
     // A held-back write will know at least what its agent's front end knows now.
@@ -704,7 +775,7 @@ void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock
     for (const AgentWrites& aw : by_agent_[s])
       if (aw.agent != own && pending_candidate(w, aw, cond) != kNone) learned.meet(aw.agent == kHostAgent ? host_clock_ : qs_[aw.agent].fe);
   }
-  forced_.push_back({w, cond, start, learned, r.candidates, r.initial_candidate});
+  forced_.push_back({w, cond, start, learned, r.initial_candidate, uint32_t(resolutions_.size()), Clock(&t_), false});
 }
 
 Engine::Overrides Engine::refine(bool& changed) const {
@@ -713,22 +784,76 @@ Engine::Overrides Engine::refine(bool& changed) const {
   // is too, and so is the union of what the rounds learned. Keeping it (earlier rounds' overrides
   // included, for waits not forced in this one) makes the rounds climb: without, a wait that was
   // forced in one round and resolved in the next dropped what it had learned, and the rounds
-  // could cycle (a 70-line program: a period of 12 rounds, 10^5 of them, 30 s). The candidates
-  // are this round's: they are representatives (pick_candidates), not sets to intersect, and only
-  // what is learned orders the next round, so once that stops growing they stop changing.
+  // could cycle (a 70-line program: a period of 12 rounds, 10^5 of them, 30 s). Only the
+  // overrides (what a wait learns, whether the initial value is a candidate) order a round: where
+  // the next round's equal this one's, it would run as this one did, and this one's candidates,
+  // computed from its final clocks (settle_forced), are the fixed point's.
   Overrides out = overrides_;
   for (const Forced& f : forced_) {
-    WaitResolution r{f.wait, f.cond, {}, false, {}, true, nullptr, false, 0, {}};
-    Override o;
-    candidates(f.wait, f.cond, f.start, true, r, o.learned);
-    o.candidates = std::move(r.candidates);
-    o.initial = r.initial_candidate;
-    if (auto it = overrides_.find(event_key(f.wait)); it != overrides_.end()) o.learned.join(it->second.learned);
-    if (!(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || o.candidates != f.candidates || o.initial != f.initial)
+    Override o{f.next_learned, f.next_initial};
+    auto it = overrides_.find(event_key(f.wait));
+    if (it != overrides_.end()) o.learned.join(it->second.learned);
+    // A wait forced without an override may be forced otherwise with one (try_wait asks it whether
+    // the initial value is a candidate): the next round's input differs, so it runs.
+    if (it == overrides_.end() || !(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || o.initial != f.initial)
       changed = true;
     out[event_key(f.wait)] = std::move(o);
   }
   return out;
+}
+
+void Engine::settle_forced(EngineObserver& obs) {
+  for (Forced& f : forced_) {
+    WaitResolution& r = resolutions_[f.resolution];
+    if (!settle_through_tree(f, r)) {
+      WaitResolution now{f.wait, f.cond, {}, false, {}, true, nullptr, 0, kNone, false, 0, {}, nullptr, kNone};
+      candidates(f.wait, f.cond, f.start, true, now, f.next_learned);
+      r.candidates = std::move(now.candidates);
+      r.candidate_known = std::move(now.candidate_known);
+      r.initial_candidate = now.initial_candidate;
+      r.shared = nullptr;
+    }
+    f.next_initial = r.initial_candidate;
+    obs.on_wait(r);
+  }
+}
+
+bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
+  const WaitCond& cond = f.cond;
+  const uint32_t s = cond.signal;
+  if (!indexed(cond) || chained_max_[s] > kMaxChainedCandidates || knows_write_command(s, f.start)) return false;
+  auto& tree = trees_[s][{cond.threshold, cond.mask}];
+  if (!tree) {
+    // What candidates() finds for a wait that knows no write, at the end (each writer's first
+    // write that meets it); those that come after a wait drop out per wait.
+    const SharedCandidates& sh = shared_candidates(f.wait, cond, f.start);
+    std::vector<uint32_t> list = *sh.list;
+    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return candidate_order(s, a) < candidate_order(s, b); });
+    std::vector<const Clock*> ends;
+    for (uint32_t i : list) ends.push_back(writes_[s][i].end.get());
+    tree = std::make_shared<const CandidateTree>(std::move(list), ends, &t_);
+  }
+  auto after = [&](const Clock& k) { return known(k, f.wait); };
+  r.candidates.clear();
+  r.candidate_known.clear();
+  r.shared = nullptr;
+  r.initial_candidate = cond.met_by(init_[s]);
+  size_t first = tree->next(0, after), count = 0;
+  r.tree = first < tree->size() ? tree : nullptr;
+  r.tree_first = first < tree->size() ? tree->list()[first] : kNone;
+  f.next_learned = r.initial_candidate ? Clock(&t_) : tree->meet(after, count);
+  ++work_;
+  return true;
+}
+
+bool Engine::knows_write_command(uint32_t s, const Clock& k) const {
+  const auto& agents = by_agent_[s];
+  if (!agents.empty() && agents.back().agent == kHostAgent && k.knows_host(writes_[s][agents.back().idx[0]].event.id))
+    return true;
+  return k.any_known_queue(writer_queues_[s], [&](uint32_t q) {
+    const AgentWrites& aw = agents[pos_of(s, q)];
+    return knows_any_write(k, s, aw, aw.idx.size());
+  }, Clock::kNoTag, &work_);
 }
 
 // The word a 32-bit write keeps the high half of: that of the latest write it knows, else the
@@ -1707,6 +1832,7 @@ void Engine::run(EngineObserver& obs) {
     }
     unstick();
   }
+  settle_forced(obs);
   finish_counts();
 }
 

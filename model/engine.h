@@ -25,12 +25,14 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
 
 #include "core/max_tree.h"
+#include "model/candidate_tree.h"
 #include "model/clock.h"
 #include "model/profile.h"
 #include "model/queue_rules.h"
@@ -70,8 +72,14 @@ struct WaitResolution {
   bool adds_ordering = true;           // false: the result is already known at the wait's start
   // A wait that knows no write of its signal has the same candidates as every other such wait with
   // its threshold, made so far: they are shared, not copied (thousands of writers, thousands of
-  // waits), and come after `candidates` (none of them known).
+  // waits), and come after `candidates` (none of them known): the first `shared_count` of
+  // `shared`, a list the engine appends to as writes are made (each writer's first write that
+  // meets them, in the order made), so that a write made costs the list one step, not a copy.
+  // Engine::resolution lists them in writer order (as pick_candidates would: by writer, a chained
+  // queue's latest first); EngineObserver::on_wait sees the first of that order, `shared_first`.
   std::shared_ptr<const std::vector<uint32_t>> shared;
+  size_t shared_count = 0;
+  uint32_t shared_first = kNone;
   // A wait that knows every write of its signal made so far, one of which meets it: its candidates
   // all happen before it starts, so it adds no ordering, and they are listed only when asked for
   // (Engine::resolution lists them as of `listed_at` writes, from `start`), not as it resolves:
@@ -81,12 +89,18 @@ struct WaitResolution {
   bool unlisted = false;
   size_t listed_at = 0;
   Clock start;
+  // A forced wait that knows no write of its signal (Engine::settle_forced): its candidates are
+  // the entries of `tree` that do not come after it, none known, after `candidates`; listed only
+  // when asked for (Engine::resolution), so EngineObserver::on_wait sees the first of them only,
+  // `tree_first` (an index into Engine::writes(signal)). Null when none is left.
+  std::shared_ptr<const CandidateTree> tree;
+  uint32_t tree_first = kNone;
   // A write the wait's start knows that meets it and that no processed write follows, so a
   // candidate: the last processed such (among Engine's latest writes), or kNone. stale-wait names
   // it as the older write.
   uint32_t latest_known = kNone;
 
-  size_t count() const { return candidates.size() + (shared ? shared->size() : 0); }
+  size_t count() const { return candidates.size() + (shared ? shared_count : 0); }
   uint32_t candidate(size_t i) const { return i < candidates.size() ? candidates[i] : (*shared)[i - candidates.size()]; }
   bool known(size_t i) const { return i < candidates.size() && candidate_known[i]; }
 };
@@ -107,10 +121,10 @@ class EngineObserver {
 
 class Engine {
  public:
-  // What a forced wait (below) learns, from an earlier run's clocks.
+  // What a forced wait (below) learns, from an earlier run's clocks, and whether the initial value
+  // is a candidate (then it learns nothing).
   struct Override {
     Clock learned;
-    std::vector<uint32_t> candidates;  // indices into writes(signal)
     bool initial = false;
   };
   using Overrides = std::map<uint64_t, Override>;  // key: event_key(wait)
@@ -121,10 +135,12 @@ class Engine {
   // The least fixed point of the wait rule. When every agent is stuck on waits that each could be
   // released by a write already made or by one held back behind another of them, one of them is
   // forced: it is resolved before the held-back writes exist, learning only what they are sure
-  // to know (their agents' front ends), a lower bound. After the run, `refine` recomputes every
-  // forced wait's candidates and ordering from the final clocks; if anything changed,
-  // check_trace runs again with those as overrides. Each round only adds ordering, so the rounds
-  // stop at the least fixed point, as semantics.md asks (two rounds in practice).
+  // to know (their agents' front ends), a lower bound. At the end of the run every forced wait's
+  // candidates and ordering are recomputed from the final clocks (settle_forced: the observer
+  // sees those candidates); if what one learns changed, `refine` says so and check_trace runs
+  // again with them as overrides. Each round only adds ordering, so the rounds stop at the least
+  // fixed point, as semantics.md asks (two rounds in practice). A round whose overrides `refine`
+  // hands back unchanged would run again as it did, so its candidates stand.
   Overrides refine(bool& changed) const;
   bool forced_any() const { return !forced_.empty(); }
   uint64_t stuck_episodes() const { return episodes_; }  // how often every agent was stuck (unstick ran)
@@ -224,12 +240,24 @@ class Engine {
   void candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                   WaitResolution& r, Clock& learned) const;
   // The candidates of waits that know no write of their signal, per signal and (threshold, mask),
-  // as of `version` (the signal's writes processed so far).
+  // as of `version` (the signal's writes processed so far). While no chained queue has written the
+  // signal, `list` grows as writes are made (`has`: the ordered writers whose first match is in it); after,
+  // it is made afresh per version (a chained queue's candidates are its last matching writes).
   struct SharedCandidates {
     size_t version = 0;
-    std::shared_ptr<const std::vector<uint32_t>> list;
+    std::shared_ptr<std::vector<uint32_t>> list;
+    std::unordered_set<uint32_t> has;
+    std::vector<uint32_t> first;  // per length of `list`: its first entry in writer order (candidate_order)
+    bool fresh_per_version = false;
     Clock meet;
   };
+  // The order candidates are listed in: by writer, a chained queue's latest first.
+  uint64_t candidate_order(uint32_t signal, uint32_t write) const;
+  // A shared list's first `count` entries in that order, made once per list and length.
+  using ListRef = std::shared_ptr<const std::vector<uint32_t>>;
+  mutable std::map<std::pair<const void*, size_t>, std::pair<ListRef, ListRef>> sorted_shared_;  // (the list, kept alive: its address is the key), sorted
+  // shared_[s][{threshold, mask}] brought up to the writes made so far.
+  SharedCandidates& shared_candidates(EventRef w, const WaitCond& cond, const Clock& start) const;
   mutable std::vector<std::map<std::pair<uint64_t, uint64_t>, SharedCandidates>> shared_;
   struct Scan;
   struct Span {
@@ -249,12 +277,25 @@ class Engine {
   struct Forced {
     EventRef wait;
     WaitCond cond;
-    Clock start, learned;
-    std::vector<uint32_t> candidates;
+    Clock start, learned;  // learned: what it learned in this run
     bool initial;
+    uint32_t resolution;  // index into resolutions_
+    Clock next_learned;   // settle_forced: what it learns from this run's final clocks
+    bool next_initial = false;
   };
   Overrides overrides_;
   std::vector<Forced> forced_;
+  // After the run: each forced wait's candidates and what it learns from the final clocks, then
+  // its EngineObserver::on_wait (deferred until then).
+  void settle_forced(EngineObserver& obs);
+  // settle_forced for a wait whose start knows no write of its signal, while no chained queue made
+  // more writes of it than kMaxChainedCandidates: its candidates through the signal's
+  // CandidateTree, the shared list less those after it (false: not such a wait).
+  bool settle_through_tree(Forced& f, WaitResolution& r);
+  std::vector<std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const CandidateTree>>> trees_;  // per signal, (threshold, mask)
+  // Whether `k` knows any write command of `s`, made or not, asked of each writer's entry in `k`
+  // (exact on any clock, down-closed or not; walks only the subtrees of `k` that hold a writer).
+  bool knows_write_command(uint32_t s, const Clock& k) const;
   void record_write(uint32_t signal, size_t index, const Clock& end);
   bool write_dead(const SignalWrite& w) const;
   void unstick();

@@ -1,3 +1,4 @@
+#include "model/candidate_tree.h"
 #include "model/clock.h"
 #include "model/trace.h"
 #include "devices/rng.h"
@@ -89,19 +90,25 @@ TEST_CASE("clock: a front end that passed many waits knows them without an entry
 
 // A clock is an exact set of known ends. Random adds, copies, joins and meets over thousands of
 // queues (trees several levels deep, sparse and dense leaves, shared subtrees) against std::set.
-TEST_CASE("clock: the shared tree agrees with a plain set of known ends") {
-  const uint32_t kQueues = 5000, kCmds = 24;
+// Queues of `cmds` commands each, a third of them waits (they end at the front end).
+qvet::Trace random_trace(uint32_t queues, uint32_t cmds, qvet::Rng& rng) {
   qvet::Trace t;
-  t.queue_cmds.resize(kQueues);
-  qvet::Rng rng{12345};
-  auto rnd = [&](uint64_t n) { return rng.below(n); };
-  for (uint32_t q = 0; q < kQueues; ++q)
-    for (uint32_t i = 0; i < kCmds; ++i) {
+  t.queue_cmds.resize(queues);
+  for (uint32_t q = 0; q < queues; ++q)
+    for (uint32_t i = 0; i < cmds; ++i) {
       qvet::TraceCmd c{};
-      c.queue = q, c.index = i, c.op = rnd(3) == 0 ? qvet::CmdOp::Wait : qvet::CmdOp::Exec;
+      c.queue = q, c.index = i, c.op = rng.below(3) == 0 ? qvet::CmdOp::Wait : qvet::CmdOp::Exec;
       t.queue_cmds[q].push_back(uint32_t(t.cmds.size()));
       t.cmds.push_back(c);
     }
+  return t;
+}
+
+TEST_CASE("clock: the shared tree agrees with a plain set of known ends") {
+  const uint32_t kQueues = 5000, kCmds = 24;
+  qvet::Rng rng{12345};
+  auto rnd = [&](uint64_t n) { return rng.below(n); };
+  qvet::Trace t = random_trace(kQueues, kCmds, rng);
   using Known = std::set<std::pair<uint32_t, uint32_t>>;
   const int kPool = 6;
   std::vector<Clock> clocks(kPool, Clock(&t));
@@ -192,4 +199,42 @@ TEST_CASE("clock: any_known_queue visits only queues both know of, and forgets a
   asked = 0;
   CHECK(c.any_known_queue(odd, knows_two(c), 8));  // another tag is asked afresh
   CHECK(asked == 2);
+}
+
+TEST_CASE("candidate tree: the entries that do not come after a wait, and their meet, as a plain walk finds them") {
+  const uint32_t kQueues = 40, kCmds = 24;
+  qvet::Rng rng{777};
+  auto rnd = [&](uint64_t n) { return rng.below(n); };
+  qvet::Trace t = random_trace(kQueues, kCmds, rng);
+  for (int round = 0; round < 300; ++round) {
+    // Ends that know a prefix of a few queues, some of them the wait's queue far enough.
+    size_t n = rnd(round % 10 == 0 ? 200 : 40);
+    std::vector<Clock> ends(n, Clock(&t));
+    for (Clock& e : ends)
+      for (uint64_t k = rnd(6); k-- > 0;) {
+        uint32_t q = uint32_t(rnd(6)), upto = uint32_t(rnd(kCmds));
+        for (uint32_t i = 0; i <= upto; ++i) e.add_end(q, i);
+      }
+    std::vector<uint32_t> list(n);
+    std::vector<const Clock*> ptrs(n);
+    for (size_t k = 0; k < n; ++k) list[k] = uint32_t(1000 + k), ptrs[k] = &ends[k];
+    qvet::CandidateTree tree(list, ptrs, &t);
+    for (int probe = 0; probe < 20; ++probe) {
+      uint32_t q = uint32_t(rnd(6)), i = uint32_t(rnd(kCmds));
+      auto after = [&](const Clock& c) { return c.knows(q, i); };
+      std::vector<size_t> kept;
+      for (size_t k = 0; k < n; ++k)
+        if (!after(ends[k])) kept.push_back(k);
+      std::vector<size_t> walked;
+      for (size_t k = tree.next(0, after); k < tree.size(); k = tree.next(k + 1, after)) walked.push_back(k);
+      REQUIRE(walked == kept);
+      size_t count = 0;
+      Clock m = tree.meet(after, count);
+      REQUIRE(count == kept.size());
+      Clock plain(&t);
+      for (size_t j = 0; j < kept.size(); ++j) j == 0 ? void(plain = ends[kept[j]]) : plain.meet(ends[kept[j]]);
+      CHECK(m.leq(plain));
+      CHECK(plain.leq(m));
+    }
+  }
 }

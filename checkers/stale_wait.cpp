@@ -20,8 +20,7 @@ class StaleWaitChecker : public Checker {
       if (r.candidate_known[i] && older == kNone) older = r.candidates[i];
       if (!r.candidate_known[i] && newer == kNone) newer = r.candidates[i];
     }
-    if (newer == kNone && r.shared) newer = r.shared_first;  // the shared ones are all unordered
-    if (newer == kNone) newer = r.tree_first;                    // and so are a tree's
+    if (newer == kNone) newer = r.unlisted_first;  // the shared ones (or a tree's) are all unordered
     if (newer == kNone || (older == kNone && !r.initial_candidate)) return;
     const auto& ws = c_.e.writes(r.cond.signal);
     const std::string& sname = c_.p.signals[r.cond.signal].name;

@@ -135,9 +135,7 @@ const WaitResolution* Engine::resolution(EventRef w) const {
     if (!sorted) {
       list_ref = res.shared;
       std::vector<uint32_t> list(res.shared->begin(), res.shared->begin() + long(res.shared_count));
-      const uint32_t s = res.cond.signal;
-      std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return candidate_order(s, a) < candidate_order(s, b); });
-      sorted = std::make_shared<const std::vector<uint32_t>>(std::move(list));
+      sorted = in_writer_order(res.cond.signal, list) ? res.shared : std::make_shared<const std::vector<uint32_t>>(std::move(list));
     }
     res.shared = sorted;
   }
@@ -571,6 +569,22 @@ uint64_t Engine::candidate_order(uint32_t s, uint32_t i) const {
   return uint64_t(w.pos) << 32 | (ordered_agent(w.agent) ? at : ~at);
 }
 
+bool Engine::in_writer_order(uint32_t s, std::vector<uint32_t>& list) const {
+  auto before = [&](uint32_t a, uint32_t b) { return candidate_order(s, a) < candidate_order(s, b); };
+  if (std::is_sorted(list.begin(), list.end(), before)) return true;
+  std::sort(list.begin(), list.end(), before);
+  return false;
+}
+
+Clock Engine::meet_of_ends(uint32_t s, const std::vector<uint32_t>& list) const {
+  Clock m(&t_);
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i == 0) m = *writes_[s][list[0]].end;
+    else m.meet(*writes_[s][list[i]].end);
+  }
+  return m;
+}
+
 Engine::SharedCandidates& Engine::shared_candidates(EventRef w, const WaitCond& cond, const Clock& start) const {
   const uint32_t s = cond.signal;
   SharedCandidates& sh = shared_[s][{cond.threshold, cond.mask}];
@@ -620,16 +634,12 @@ Engine::SharedCandidates& Engine::shared_candidates(EventRef w, const WaitCond& 
   work_ += agents.size();
   std::vector<Span> spans;
   std::vector<uint32_t> lower_known;
-  WaitResolution tmp{w, cond, {}, false, {}, true, nullptr, 0, kNone, false, 0, {}, nullptr, kNone};
+  WaitResolution tmp{w, cond};
   scan_known(sc, agents, spans, lower_known);
   pick_candidates(sc, agents, spans, lower_known, tmp);
   sh.version = made;
   sh.fresh_per_version = true;
-  sh.meet = Clock(&t_);
-  for (size_t i = 0; i < tmp.candidates.size(); ++i) {
-    if (i == 0) sh.meet = *writes_[s][tmp.candidates[0]].end;
-    else sh.meet.meet(*writes_[s][tmp.candidates[i]].end);
-  }
+  sh.meet = meet_of_ends(s, tmp.candidates);
   sh.list = std::make_shared<std::vector<uint32_t>>(std::move(tmp.candidates));
   return sh;
 }
@@ -644,21 +654,13 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   bool knows_none, knows_all;
   relevant_writers(cond, start, agents, knows_none, knows_all);
   work_ += 1;
-  auto meet_of = [&](const std::vector<uint32_t>& cands) {
-    Clock m(&t_);
-    for (size_t i = 0; i < cands.size(); ++i) {
-      if (i == 0) m = *sc.ws[cands[0]].end;
-      else m.meet(*sc.ws[cands[i]].end);
-    }
-    return m;
-  };
   r.initial_candidate = cond.met_by(init_[cond.signal]);
   if (knows_none && !after_wait) {
     // The wait knows no write: its candidates depend only on the writes made so far (shared).
     const SharedCandidates& sh = shared_candidates(w, cond, start);
     if (!sh.list->empty()) {
       r.shared = sh.list, r.shared_count = sh.list->size();
-      r.shared_first = sh.fresh_per_version ? sh.list->front() : sh.first.back();
+      r.unlisted_first = sh.fresh_per_version ? sh.list->front() : sh.first.back();
     }
     learned = r.initial_candidate ? Clock(&t_) : sh.meet;
     return;
@@ -670,7 +672,7 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   bool any_known = scan_known(sc, agents, spans, lower_known) || knows_all;
   pick_candidates(sc, agents, spans, lower_known, r);
   r.initial_candidate &= !any_known;
-  learned = r.initial_candidate ? Clock(&t_) : meet_of(r.candidates);
+  learned = r.initial_candidate ? Clock(&t_) : meet_of_ends(cond.signal, r.candidates);
 }
 
 uint32_t Engine::latest_known_match(const WaitCond& cond, const Clock& start) const {
@@ -741,7 +743,7 @@ void Engine::list_candidates(WaitResolution& r) const {
 
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced, bool* not_initial) {
-  WaitResolution r{w, cond, {}, false, {}, true, nullptr, 0, kNone, false, 0, {}, nullptr, kNone};
+  WaitResolution r{w, cond};
   if (!forced && resolve_unlisted(cond, start, r)) {
     r.unlisted = true;
     r.listed_at = processed_order_[cond.signal].size();
@@ -806,12 +808,13 @@ void Engine::settle_forced(EngineObserver& obs) {
   for (Forced& f : forced_) {
     WaitResolution& r = resolutions_[f.resolution];
     if (!settle_through_tree(f, r)) {
-      WaitResolution now{f.wait, f.cond, {}, false, {}, true, nullptr, 0, kNone, false, 0, {}, nullptr, kNone};
+      WaitResolution now{f.wait, f.cond};
       candidates(f.wait, f.cond, f.start, true, now, f.next_learned);
       r.candidates = std::move(now.candidates);
       r.candidate_known = std::move(now.candidate_known);
       r.initial_candidate = now.initial_candidate;
       r.shared = nullptr;
+      r.unlisted_first = kNone;
     }
     f.next_initial = r.initial_candidate;
     obs.on_wait(r);
@@ -828,7 +831,7 @@ bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
     // write that meets it); those that come after a wait drop out per wait.
     const SharedCandidates& sh = shared_candidates(f.wait, cond, f.start);
     std::vector<uint32_t> list = *sh.list;
-    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return candidate_order(s, a) < candidate_order(s, b); });
+    in_writer_order(s, list);
     std::vector<const Clock*> ends;
     for (uint32_t i : list) ends.push_back(writes_[s][i].end.get());
     tree = std::make_shared<const CandidateTree>(std::move(list), ends, &t_);
@@ -840,7 +843,7 @@ bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
   r.initial_candidate = cond.met_by(init_[s]);
   size_t first = tree->next(0, after), count = 0;
   r.tree = first < tree->size() ? tree : nullptr;
-  r.tree_first = first < tree->size() ? tree->list()[first] : kNone;
+  r.unlisted_first = first < tree->size() ? tree->list()[first] : kNone;
   f.next_learned = r.initial_candidate ? Clock(&t_) : tree->meet(after, count);
   ++work_;
   return true;

@@ -64,6 +64,7 @@ struct SignalWrite {
 WaitCond wait_cond(const Trace& t, EventRef w);
 
 struct WaitResolution {
+  WaitResolution(EventRef w, const WaitCond& c) : wait(w), cond(c) {}
   EventRef wait;
   WaitCond cond;
   std::vector<uint32_t> candidates;    // indices into Engine::writes(signal); read them through candidate(i)
@@ -76,10 +77,9 @@ struct WaitResolution {
   // `shared`, a list the engine appends to as writes are made (each writer's first write that
   // meets them, in the order made), so that a write made costs the list one step, not a copy.
   // Engine::resolution lists them in writer order (as pick_candidates would: by writer, a chained
-  // queue's latest first); EngineObserver::on_wait sees the first of that order, `shared_first`.
+  // queue's latest first); EngineObserver::on_wait sees the first of that order, `unlisted_first`.
   std::shared_ptr<const std::vector<uint32_t>> shared;
   size_t shared_count = 0;
-  uint32_t shared_first = kNone;
   // A wait that knows every write of its signal made so far, one of which meets it: its candidates
   // all happen before it starts, so it adds no ordering, and they are listed only when asked for
   // (Engine::resolution lists them as of `listed_at` writes, from `start`), not as it resolves:
@@ -92,9 +92,11 @@ struct WaitResolution {
   // A forced wait that knows no write of its signal (Engine::settle_forced): its candidates are
   // the entries of `tree` that do not come after it, none known, after `candidates`; listed only
   // when asked for (Engine::resolution), so EngineObserver::on_wait sees the first of them only,
-  // `tree_first` (an index into Engine::writes(signal)). Null when none is left.
+  // `unlisted_first`. Null when none is left.
   std::shared_ptr<const CandidateTree> tree;
-  uint32_t tree_first = kNone;
+  // The first of the candidates after `candidates` (of `shared` or `tree`), in writer order, as an
+  // index into Engine::writes(signal), for on_wait; kNone when there are none.
+  uint32_t unlisted_first = kNone;
   // A write the wait's start knows that meets it and that no processed write follows, so a
   // candidate: the last processed such (among Engine's latest writes), or kNone. stale-wait names
   // it as the older write.
@@ -253,6 +255,8 @@ class Engine {
   };
   // The order candidates are listed in: by writer, a chained queue's latest first.
   uint64_t candidate_order(uint32_t signal, uint32_t write) const;
+  bool in_writer_order(uint32_t signal, std::vector<uint32_t>& list) const;  // sorts it; true if it already was
+  Clock meet_of_ends(uint32_t signal, const std::vector<uint32_t>& writes) const;  // what every one of them knows
   // A shared list's first `count` entries in that order, made once per list and length.
   using ListRef = std::shared_ptr<const std::vector<uint32_t>>;
   mutable std::map<std::pair<const void*, size_t>, std::pair<ListRef, ListRef>> sorted_shared_;  // (the list, kept alive: its address is the key), sorted

@@ -60,6 +60,10 @@ std::string gen_help() {
          "                            handoff-strays handoff with s = 1 only, and 100 more queues each write\n"
          "                                           s = 1 once, unordered: more such writers than the\n"
          "                                           engine's short list of latest writes\n"
+         "                            handoff-many-strays\n"
+         "                                           handoff-strays with one stray per ten queues (n/50),\n"
+         "                                           declared among them: each wait on s knows one latest\n"
+         "                                           write of thousands\n"
          "                            handoff-cascade\n"
          "                                           handoff with s = 1 only, each wait on it s >= 2, and\n"
          "                                           one more queue writes s = 2 first: q0 takes it and\n"
@@ -228,7 +232,8 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal t = " + std::to_string(j + 1));
       emit("}");
     }
-  } else if (o.shape == "handoff" || o.shape == "handoff-stray" || o.shape == "handoff-strays" || o.shape == "handoff-cascade") {
+  } else if (o.shape == "handoff" || o.shape == "handoff-stray" || o.shape == "handoff-strays" || o.shape == "handoff-cascade" ||
+             o.shape == "handoff-many-strays") {
     // A relay on t hands each queue its turn; the queue also waits on s, which every queue writes
     // with 1 or 2 (no timeline). Every later queue's write of s could satisfy each such wait until
     // the relay on t shows it comes after (Engine::derive across signals, and `foresee`).
@@ -242,17 +247,23 @@ static std::string generate_shape(const GenOptions& o) {
     // handoff-cascade: writes of s are 1, the waits ask for 2, and one stray writes 2 first. q0
     // takes it and writes 1 over it, so q1's wait has no candidate, and every later queue is stuck
     // on t: a stuck episode per pair of queues, each over every stuck queue (Engine::unstick).
-    bool cascade = o.shape == "handoff-cascade";
-    bool stray = o.shape == "handoff-stray" || cascade, strays = o.shape == "handoff-strays" || cascade;
-    uint64_t queues = std::max<uint64_t>(n / 5, 1);
+    // handoff-many-strays: a stray per ten queues, its queue declared among theirs (ids
+    // interleaved: every subtree of a start's clock holds writers it knows and strays it does not),
+    // so the latest writes of s grow with the program (Engine::resolve_unlisted_many).
+    bool cascade = o.shape == "handoff-cascade", many = o.shape == "handoff-many-strays";
+    bool stray = o.shape == "handoff-stray" || cascade, strays = o.shape == "handoff-strays" || cascade || many;
+    uint64_t queues = std::max<uint64_t>(n / 5, 1), stray_count = many ? queues / 10 : 100;
     emit("device gpu0 strict");
     emit("buffer a on gpu0 " + std::to_string(16 * queues));
-    for (uint64_t q = 0; q < queues; ++q) emit("queue q" + std::to_string(q) + " on gpu0 compute");
+    for (uint64_t q = 0; q < queues; ++q) {
+      emit("queue q" + std::to_string(q) + " on gpu0 compute");
+      if (many && q % 10 == 5 && q / 10 < stray_count) emit("queue stray" + std::to_string(q / 10) + " on gpu0 compute");
+    }
     emit("signal s on host = 1");
     emit("signal t on host = 0");
     if (stray) emit("queue stray on gpu0 compute\nsubmit stray {\n  signal s = 2\n}");
-    for (int j = 0; strays && !cascade && j < 100; ++j)
-      emit("queue stray" + std::to_string(j) + " on gpu0 compute\nsubmit stray" + std::to_string(j) + " {\n  signal s = 1\n}");
+    for (uint64_t j = 0; strays && !cascade && j < stray_count; ++j)
+      emit((many ? "" : "queue stray" + std::to_string(j) + " on gpu0 compute\n") + "submit stray" + std::to_string(j) + " {\n  signal s = 1\n}");
     for (uint64_t q = 0; q < queues; ++q) {
       emit("submit q" + std::to_string(q) + " {");
       emit("  wait t >= " + std::to_string(q));
@@ -487,7 +498,7 @@ int run_gen(int argc, char** argv) {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
-                                            "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced"};
+                                            "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

@@ -323,7 +323,7 @@ void Clock::unshare(Ref& r, int height, uint32_t queue) {
     c->refs = 1;
     r = Ref(c);
   }
-  r->none_tags.fill(kNoTag);  // about to be written: what any_known_queue found here may change
+  r->forget();  // about to be written: what any_known_queue and first_reaching found here may change
 }
 
 void Clock::grow(int height) {
@@ -384,33 +384,117 @@ bool Clock::queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit)
 
 bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queues_node(root_.get(), out, limit); }
 
-bool Clock::any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi,
-                           const std::function<bool(uint32_t)>& f, uint32_t tag, uint64_t& looked) {
-  if (!n || lo == hi || (tag != kNoTag && n->none_for(tag))) return false;
-  ++looked;
+struct Clock::Walk {
+  const std::function<bool(uint32_t)>& f;
+  uint32_t tag;
+  uint64_t stamp;
+  const Fresh* fresh;  // null: any_known_queue (stops at the first queue f holds for)
+  uint64_t& looked;
+};
+
+bool Clock::any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Walk& w) {
+  if (!n || lo == hi) return false;
+  if (w.tag != kNoTag && !w.fresh && n->none_for(w.tag)) return false;
+  if (w.tag != kNoTag && w.fresh)
+    if (const uint64_t* at = n->recalled(w.tag); at && (*w.fresh)(base, base + (uint64_t(kFan) << (kBits * n->height)), *at)) return false;
+  ++w.looked;
+  bool found = false;
   if (n->height == 0) {
-    looked += uint64_t(hi - lo);
+    w.looked += uint64_t(hi - lo);
     const Leaf& l = *static_cast<const Leaf*>(n);
-    if (std::any_of(lo, hi, [&](uint32_t q) { return l.find(q) && f(q); })) return true;
+    for (const uint32_t* q = lo; q != hi && !(found && !w.fresh); ++q)
+      if (l.find(*q) && w.f(*q)) found = true;
   } else {
     const uint64_t span = uint64_t(1) << (kBits * n->height);  // queues under each kid
-    for (uint32_t k = 0; k < kFan && lo != hi; ++k) {
+    for (uint32_t k = 0; k < kFan && lo != hi && !(found && !w.fresh); ++k) {
       uint64_t end = base + (k + 1) * span;
       const uint32_t* mid = std::partition_point(lo, hi, [&](uint32_t q) { return q < end; });
-      if (any_known_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, lo, mid, f, tag, looked)) return true;
+      found |= any_known_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, lo, mid, w);
       lo = mid;
     }
   }
-  if (tag != kNoTag) n->remember_none(tag);
-  return false;
+  if (!found && w.tag != kNoTag) w.fresh ? n->remember(w.tag, w.stamp) : n->remember_none(w.tag);
+  return found;
 }
 
 bool Clock::any_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint32_t tag,
                             uint64_t* looked) const {
   uint64_t n = 0;
-  bool any = any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), f, tag, n);
+  bool any = any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, tag, 0, nullptr, n});
   if (looked) *looked += n;
   return any;
+}
+
+void Clock::each_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint32_t tag,
+                             uint64_t stamp, const Fresh& fresh, uint64_t* looked) const {
+  uint64_t n = 0;
+  any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, tag, stamp, &fresh, n});
+  if (looked) *looked += n;
+}
+
+struct Clock::Reach {
+  const Bound& b;
+  uint64_t at_least;
+  const std::function<bool(uint32_t)>& take;
+  const std::function<uint32_t(uint64_t, uint64_t)>& take_unknown;
+  uint64_t& looked;
+};
+
+// The queues [base, base + 16^(height + 1)) a node of that height covers.
+uint64_t Clock::bound_node(const Node* n, uint64_t base, int height, const Reach& r) {
+  const uint64_t end = base + (uint64_t(kFan) << (kBits * height));
+  if (!n) return r.b.unknown(base, end);
+  if (const uint64_t* v = n->recalled(r.b.key)) return *v;
+  ++r.looked;
+  uint64_t v = 0;
+  if (height == 0) {
+    uint64_t next = base;  // the first queue not valued yet
+    for (const Entry& e : static_cast<const Leaf*>(n)->q) {
+      if (e.queue > next) v = std::max(v, r.b.unknown(next, e.queue));
+      v = std::max(v, r.b.known(e.queue));
+      next = uint64_t(e.queue) + 1;
+    }
+    if (next < end) v = std::max(v, r.b.unknown(next, end));
+  } else {
+    const uint64_t span = uint64_t(1) << (kBits * height);
+    for (uint32_t k = 0; k < kFan; ++k) v = std::max(v, bound_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, height - 1, r));
+  }
+  n->remember(r.b.key, v);
+  return v;
+}
+
+uint32_t Clock::reach_node(const Node* n, uint64_t base, int height, const Reach& r) {
+  const uint64_t end = base + (uint64_t(kFan) << (kBits * height));
+  if (!n) return r.b.unknown(base, end) >= r.at_least ? r.take_unknown(base, end) : kNoQueue;
+  if (bound_node(n, base, height, r) < r.at_least) return kNoQueue;
+  ++r.looked;
+  if (height == 0) {
+    uint64_t next = base;
+    auto gap = [&](uint64_t hi) { return hi > next && r.b.unknown(next, hi) >= r.at_least ? r.take_unknown(next, hi) : kNoQueue; };
+    for (const Entry& e : static_cast<const Leaf*>(n)->q) {
+      if (uint32_t q = gap(e.queue); q != kNoQueue) return q;
+      if (r.b.known(e.queue) >= r.at_least && r.take(e.queue)) return e.queue;
+      next = uint64_t(e.queue) + 1;
+    }
+    return gap(end);
+  }
+  const uint64_t span = uint64_t(1) << (kBits * height);
+  for (uint32_t k = 0; k < kFan; ++k)
+    if (uint32_t q = reach_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, height - 1, r); q != kNoQueue) return q;
+  return kNoQueue;
+}
+
+uint32_t Clock::first_reaching(const Bound& b, uint64_t at_least, const std::function<bool(uint32_t)>& take,
+                               const std::function<uint32_t(uint64_t, uint64_t)>& take_unknown, uint64_t* looked) const {
+  uint64_t n = 0;
+  Reach r{b, at_least, take, take_unknown, n};
+  const int h = root_ ? root_->height : -1;
+  uint64_t covered = root_ ? uint64_t(kFan) << (kBits * h) : 0;  // queues [0, covered) under the root
+  uint32_t q = root_ ? reach_node(root_.get(), 0, h, r) : kNoQueue;
+  const uint64_t all = uint64_t(1) << 32;
+  if (q == kNoQueue && covered < all && b.unknown(covered, all) >= at_least) q = take_unknown(covered, all);
+  if (looked) *looked += n;
+  return q;
 }
 
 void Clock::add_end(uint32_t queue, uint32_t index) {

@@ -60,6 +60,34 @@ class Clock {
   static constexpr uint32_t kNoTag = ~uint32_t(0);
   bool any_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f,
                        uint32_t tag = kNoTag, uint64_t* looked = nullptr) const;
+  // The same walk, but it calls `f` for every such queue (it never stops early), and `f` may
+  // change as the caller's state does: a "none here" is remembered under `tag` with the caller's
+  // `stamp`, and `fresh(lo, hi, stamp)` says whether one remembered at `stamp` still holds for
+  // queues [lo, hi). Stamps must tell apart every state of every caller whose clocks share nodes
+  // (Engine: one counter for the process). Tags share first_reaching's keys.
+  // (Engine::known_latest: the latest writes a start knows, among thousands no start knows.)
+  using Fresh = std::function<bool(uint64_t lo, uint64_t hi, uint64_t stamp)>;
+  void each_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint32_t tag,
+                        uint64_t stamp, const Fresh& fresh, uint64_t* looked = nullptr) const;
+
+  // A value per queue that the caller computes from what the clock knows of it, and the largest of
+  // them over a subtree, cached on the subtree's node under `key` (a few keys a node) so that
+  // clocks sharing a subtree compute it once. `known(q)` values a queue the clock has an entry
+  // for; `unknown(lo, hi)` the queues [lo, hi) it knows nothing of, together. Both must depend on
+  // nothing but those entries and never change for one key (nor for a clock of the same trace).
+  struct Bound {
+    uint32_t key;
+    std::function<uint64_t(uint32_t)> known;
+    std::function<uint64_t(uint64_t, uint64_t)> unknown;
+  };
+  // The first queue, in id order, whose value reaches `at_least` and that the caller accepts
+  // (`take(q)` for a queue with an entry, `take_unknown(lo, hi)` returning the first it accepts of
+  // the queues [lo, hi) it knows nothing of, or kNoQueue), or kNoQueue: subtrees whose largest
+  // value falls short are skipped, so the cost is that of the subtrees that reach it.
+  // (Engine::resolve_unlisted: a wait's first candidate among thousands of writers.)
+  static constexpr uint32_t kNoQueue = ~uint32_t(0);
+  uint32_t first_reaching(const Bound& b, uint64_t at_least, const std::function<bool(uint32_t)>& take,
+                          const std::function<uint32_t(uint64_t, uint64_t)>& take_unknown, uint64_t* looked = nullptr) const;
 
   void join(const Clock& o);
   void meet(const Clock& o);
@@ -76,6 +104,38 @@ class Clock {
     void remember_none(uint32_t tag) const {
       auto it = std::find(none_tags.begin(), none_tags.end(), kNoTag);
       (it != none_tags.end() ? *it : none_tags[tag % none_tags.size()]) = tag;
+    }
+    // What first_reaching (a largest value) and each_known_queue (the stamp of a "none here")
+    // found here, per key, made when first asked: six keys a node, the same rule for slots.
+    // Reset when written; a copy of the node (copy on write) starts without them.
+    struct Memo {
+      std::array<std::pair<uint32_t, uint64_t>, 6> slot{{{kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}}};
+    };
+    struct MemoPtr {
+      Memo* p = nullptr;
+      MemoPtr() = default;
+      MemoPtr(const MemoPtr&) {}
+      MemoPtr& operator=(const MemoPtr&) { return reset(), *this; }
+      ~MemoPtr() { reset(); }
+      void reset() { delete p, p = nullptr; }
+    };
+    mutable MemoPtr memo;
+    const uint64_t* recalled(uint32_t key) const {
+      if (memo.p)
+        for (const auto& [k, v] : memo.p->slot)
+          if (k == key) return &v;
+      return nullptr;
+    }
+    void remember(uint32_t key, uint64_t value) const {
+      if (!memo.p) memo.p = new Memo;
+      std::pair<uint32_t, uint64_t>* slot = nullptr;
+      for (auto& sl : memo.p->slot)
+        if (sl.first == key || (!slot && sl.first == kNoTag)) slot = &sl;
+      *(slot ? slot : &memo.p->slot[key % memo.p->slot.size()]) = {key, value};
+    }
+    void forget() const {
+      none_tags.fill(kNoTag);
+      memo.reset();
     }
   };
   struct Leaf;
@@ -106,8 +166,11 @@ class Clock {
   void meet_node(Ref& a, const Ref& b, int height);
   bool leq_node(const Node* a, const Node* b, int height) const;
   static bool queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit);
-  static bool any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi,
-                             const std::function<bool(uint32_t)>& f, uint32_t tag, uint64_t& looked);
+  struct Walk;  // one any_known_queue or each_known_queue (clock.cpp)
+  static bool any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Walk& w);
+  struct Reach;  // one first_reaching (clock.cpp)
+  static uint64_t bound_node(const Node* n, uint64_t base, int height, const Reach& r);
+  static uint32_t reach_node(const Node* n, uint64_t base, int height, const Reach& r);
 
   const Trace* t_ = nullptr;
   int64_t host_ = -1;

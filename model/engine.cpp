@@ -1,6 +1,7 @@
 #include "model/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <functional>
 // vector_as_graph first: strong_components finds its functions by name lookup at definition.
@@ -98,6 +99,13 @@ Engine::Engine(const Trace& t, Overrides overrides)
   trees_.resize(p_.signals.size());
   latest_.resize(p_.signals.size());
   writer_queues_.resize(p_.signals.size());
+  many_latest_.resize(p_.signals.size());
+  {
+    static std::atomic<uint64_t> next_stamp{1};
+    uint64_t writes = 1;
+    for (const auto& w : writes_) writes += w.size() + 1;
+    stamp_base_ = next_stamp.fetch_add(writes);
+  }
   for (uint32_t s = 0; s < p_.signals.size(); ++s) {
     latest_[s].in.assign(writes_[s].size(), 0);
     for (const AgentWrites& aw : by_agent_[s])
@@ -330,12 +338,64 @@ bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
   return std::all_of(latest.order.begin(), latest.order.end(), [&](uint32_t i) { return !latest.in[i] || known(k, writes_[s][i].event); });
 }
 
+namespace {
+// A value as ManyLatest and resolve_unlisted_many keep it: 0 for none, else one more (at most
+// 2^64 - 1), so that a wait for 0 is told from a writer with nothing to offer it.
+uint64_t reach(bool any, uint64_t v) { return any ? std::min(v, ~uint64_t(0) - 1) + 1 : 0; }
+}  // namespace
+
+Engine::ManyLatest& Engine::many_latest(uint32_t s) const {
+  auto& m = many_latest_[s];
+  if (!m) {
+    const auto& agents = by_agent_[s];
+    const size_t n = writer_queues_[s].size();
+    std::vector<uint64_t> rank(n), will(n), will32(n), wrote(n), wrote32(n);
+    for (size_t pos = 0; pos < n; ++pos) {
+      const AgentWrites& aw = agents[pos];
+      rank[pos] = aw.processed ? stamp_base_ + writes_[s][aw.idx[aw.processed - 1]].rank + 1 : 0;
+      will[pos] = reach(!aw.idx.empty(), aw.suffix_max[0]), will32[pos] = reach(!aw.idx.empty(), aw.suffix_max32[0]);
+      wrote[pos] = reach(aw.processed, aw.processed_max), wrote32[pos] = reach(aw.processed, aw.processed_max32);
+    }
+    m = std::make_unique<ManyLatest>(ManyLatest{MaxTree(rank), MaxTree(will), MaxTree(will32), MaxTree(wrote), MaxTree(wrote32)});
+    work_ += n;
+  }
+  return *m;
+}
+
+std::pair<size_t, size_t> Engine::writer_places(uint32_t s, uint64_t lo_queue, uint64_t hi_queue) const {
+  const auto& wq = writer_queues_[s];
+  auto at = [&](uint64_t q) { return size_t(std::partition_point(wq.begin(), wq.end(), [&](uint32_t x) { return x < q; }) - wq.begin()); };
+  return {at(lo_queue), at(hi_queue)};
+}
+
 void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out) const {
   out.clear();
   const LatestWrites& latest = latest_[s];
   // Many: only the writers whose queues it knows anything of (and the host) can have written one
   // it knows, unless they are as many.
   if (latest.live > kLatest && knows_no_write(s, k)) return;
+  const auto& agents = by_agent_[s];
+  if (latest.live > kLatest) {
+    // The subtrees of the clock that know one, skipping those found to know none while no writer
+    // under them has written since.
+    const ManyLatest& m = many_latest(s);
+    const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) {
+      if (stamp < stamp_base_) return false;  // another engine's (an earlier round's clocks, through overrides)
+      auto [a, b] = writer_places(s, lo, hi);
+      return m.last_rank.max_in(a, b) <= stamp;
+    };
+    auto take = [&](const AgentWrites& aw) {
+      bool any = false;
+      for (uint32_t i : aw.latest)
+        if (known(k, writes_[s][i].event)) out.push_back(i), any = true;
+      return any;
+    };
+    k.each_known_queue(writer_queues_[s], [&](uint32_t q) { return take(agents[pos_of(s, q)]); }, kLatestTag | s,
+                       stamp_base_ + processed_order_[s].size(), fresh, &work_);
+    if (!agents.empty() && agents.back().agent == kHostAgent) take(agents.back());
+    std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
+    return;
+  }
   std::vector<uint32_t> queues;
   if (latest.live <= kLatest || k.any_known_queue(writer_queues_[s], [&](uint32_t q) {
         queues.push_back(q);
@@ -345,7 +405,6 @@ void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out
       if (latest.in[i] && known(k, writes_[s][i].event)) out.push_back(i);
     return;
   }
-  const auto& agents = by_agent_[s];
   auto take = [&](const AgentWrites& aw) {
     for (uint32_t i : aw.latest)
       if (known(k, writes_[s][i].event)) out.push_back(i);
@@ -651,12 +710,20 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
                         WaitResolution& r, Clock& learned) const {
   Scan sc{*this, w, cond, start, after_wait, writes_[cond.signal]};
   std::vector<uint32_t> agents;
-  bool knows_none, knows_all;
-  relevant_writers(cond, start, agents, knows_none, knows_all);
+  bool knows_none = false, knows_all = false, knows_some = false;
+  // Many latest writes: a start that knows writes of the signal, but none of a writer that made a
+  // write meeting the wait, has the candidates of one that knows none (each such writer's first
+  // match, or every match of a chained one), less the initial value if it knows a write.
+  if (!after_wait && indexed(cond) && latest_[cond.signal].live > kLatest && chained_max_[cond.signal] <= kMaxChainedCandidates &&
+      knows_no_matching_writer(cond, start, knows_some) && (knows_some || !cond.met_by(init_[cond.signal])))
+    knows_none = true;
+  else
+    relevant_writers(cond, start, agents, knows_none, knows_all);
   work_ += 1;
-  r.initial_candidate = cond.met_by(init_[cond.signal]);
+  r.initial_candidate = cond.met_by(init_[cond.signal]) && !knows_some;
   if (knows_none && !after_wait) {
-    // The wait knows no write: its candidates depend only on the writes made so far (shared).
+    // The wait knows no write (of a writer with a match): its candidates depend only on the
+    // writes made so far (shared).
     const SharedCandidates& sh = shared_candidates(w, cond, start);
     if (!sh.list->empty()) {
       r.shared = sh.list, r.shared_count = sh.list->size();
@@ -698,6 +765,7 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
   // writers to scan for unknown candidates. Chained writers' scans are bounded (kMaxChainedScan):
   // only while no bound can be reached, and only ordered writers are scanned here.
   if (processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
+  if (latest_[s].live > kLatest && indexed(cond)) return resolve_unlisted_many(cond, start, r);
   std::vector<uint32_t> known_now;
   known_latest(s, start, known_now);
   uint32_t proof = kNone;
@@ -717,6 +785,136 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
         r.candidate_known.push_back(false);
         break;
       }
+  }
+  return true;
+}
+
+size_t Engine::first_unknown_write(const Clock& k, uint32_t s, const AgentWrites& aw) const {
+  const size_t n = aw.idx.size();
+  if (ordered_agent(aw.agent)) return known_prefix(k, s, aw, n);
+  // A chained queue's known commands are a prefix and a few runs (its write indices grow).
+  auto index_of = [&](size_t j) { return t_.cmds[writes_[s][aw.idx[j]].event.id].index; };
+  size_t j = 0;
+  for (auto [lo, hi] : k.known_ranges(aw.agent)) {
+    if (j == n || index_of(j) < lo) break;
+    size_t a = j, b = n;
+    while (a < b) {
+      size_t mid = (a + b) / 2;
+      if (index_of(mid) < hi) a = mid + 1;
+      else b = mid;
+    }
+    j = a;
+  }
+  return j;
+}
+
+uint32_t Engine::first_unknown_candidate(const Clock& start, const WaitCond& cond, const AgentWrites& aw) const {
+  const uint32_t s = cond.signal;
+  if (ordered_agent(aw.agent)) {
+    // pick_candidates' first unordered match: the first write after the known prefix that meets it
+    // (`vals` bounds the values from above: a 32-bit write's high half is only known once it runs).
+    for (size_t j = first_match(aw, known_prefix(start, s, aw, aw.processed), cond); j < aw.processed; j = first_match(aw, j + 1, cond))
+      if (cond.met_by(writes_[s][aw.idx[j]].value)) return aw.idx[j];
+    return kNone;
+  }
+  // A chained queue's, as pick_candidates scans them: its latest writes first, back to a known write
+  // that does not meet it and follows every earlier one (its scan bounds cannot bind: it made at
+  // most kMaxChainedCandidates writes, or resolve_unlisted is not asked).
+  for (size_t j = aw.processed; j-- > 0;) {
+    const SignalWrite& w = writes_[s][aw.idx[j]];
+    bool kn = known(start, w.event);
+    if (!cond.met_by(w.value)) {
+      if (kn && w.follows_all_prev) break;
+    } else if (!kn) {
+      return aw.idx[j];
+    }
+  }
+  return kNone;
+}
+
+bool Engine::knows_no_matching_writer(const WaitCond& cond, const Clock& start, bool& knows_some) const {
+  const uint32_t s = cond.signal;
+  const auto& agents = by_agent_[s];
+  const bool narrow = cond.narrow();
+  const uint64_t at_least = reach(true, cond.threshold);
+  auto has_match = [&](const AgentWrites& aw) { return reach(aw.processed, narrow ? aw.processed_max32 : aw.processed_max) >= at_least; };
+  // Of the queues whose write commands it knows any of (fixed by the entry), the most they will
+  // write: subtrees of writers that can never meet the wait are skipped (the relay whose writes
+  // are lower than the strays').
+  const Clock::Bound bound{
+      kMatchKey | s << 1 | uint32_t(narrow),
+      [&](uint32_t q) -> uint64_t {
+        uint32_t pos = pos_of(s, q);
+        if (pos == kNone) return 0;
+        const AgentWrites& aw = agents[pos];
+        bool any = ordered_agent(q) ? known(start, writes_[s][aw.idx[0]].event) : knows_any_write(start, s, aw, aw.idx.size());
+        return any ? reach(true, (narrow ? aw.suffix_max32 : aw.suffix_max)[0]) : 0;
+      },
+      [](uint64_t, uint64_t) -> uint64_t { return 0; }};
+  auto knows_matching = [&](const AgentWrites& aw) { return has_match(aw) && knows_some_write(start, s, aw); };
+  uint32_t found = start.first_reaching(bound, at_least, [&](uint32_t q) {
+    uint32_t pos = pos_of(s, q);
+    return pos != kNone && knows_matching(agents[pos]);
+  }, [](uint64_t, uint64_t) { return Clock::kNoQueue; }, &work_);
+  if (found != Clock::kNoQueue) return false;
+  if (!agents.empty() && agents.back().agent == kHostAgent && knows_matching(agents.back())) return false;
+  // Whether it knows any write at all (then the initial value is overwritten): surely, where it
+  // knows a latest one; otherwise not told here (the caller asks only where it matters).
+  std::vector<uint32_t> known_now;
+  known_latest(s, start, known_now);
+  knows_some = !known_now.empty();
+  return true;
+}
+
+bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, WaitResolution& r) const {
+  // As resolve_unlisted, without unknown_writers: what the start does not know of each writer is
+  // read from its clock's entry, and the first candidate is that of the first writer (in writer
+  // order) with an unknown one. Subtrees of the start's clock whose writers cannot have one are
+  // skipped: the most a writer under them could still offer (a bound cached on the tree's nodes,
+  // the same for every start that shares them) falls short of the wait.
+  const uint32_t s = cond.signal;
+  std::vector<uint32_t> known_now;
+  known_latest(s, start, known_now);
+  uint32_t proof = kNone;
+  for (size_t j = known_now.size(); j-- > 0 && proof == kNone;)
+    if (const SignalWrite& w = writes_[s][known_now[j]]; cond.met_by(w.value) && w.end->leq(start)) proof = known_now[j];
+  if (proof == kNone) return false;
+  r.latest_known = last_meeting(cond, known_now);
+  const ManyLatest& m = many_latest(s);
+  const auto& agents = by_agent_[s];
+  const bool narrow = cond.narrow();
+  uint32_t first = kNone;
+  const Clock::Bound bound{
+      s << 1 | uint32_t(narrow),
+      [&](uint32_t q) -> uint64_t {  // of its writes from the first it does not know (made or not: fixed by the entry)
+        uint32_t pos = pos_of(s, q);
+        if (pos == kNone) return 0;
+        const AgentWrites& aw = agents[pos];
+        size_t k = first_unknown_write(start, s, aw);
+        return reach(k < aw.idx.size(), (narrow ? aw.suffix_max32 : aw.suffix_max)[k]);
+      },
+      [&](uint64_t lo, uint64_t hi) -> uint64_t {
+        auto [a, b] = writer_places(s, lo, hi);
+        return (narrow ? m.will32 : m.will).max_in(a, b);
+      }};
+  auto take = [&](uint32_t q) {
+    uint32_t pos = pos_of(s, q);
+    if (pos == kNone) return false;
+    first = first_unknown_candidate(start, cond, agents[pos]);
+    return first != kNone;
+  };
+  auto take_unknown = [&](uint64_t lo, uint64_t hi) {  // queues it knows nothing of: the first writer there with a match
+    auto [a, b] = writer_places(s, lo, hi);
+    size_t pos = (narrow ? m.wrote32 : m.wrote).next(a, reach(true, cond.threshold));
+    if (pos >= b) return Clock::kNoQueue;
+    first = first_unknown_candidate(start, cond, agents[pos]);
+    return writer_queues_[s][pos];
+  };
+  start.first_reaching(bound, reach(true, cond.threshold), take, take_unknown, &work_);
+  if (first == kNone && !agents.empty() && agents.back().agent == kHostAgent) first = first_unknown_candidate(start, cond, agents.back());
+  if (first != kNone) {
+    r.candidates.push_back(first);
+    r.candidate_known.push_back(false);
   }
   return true;
 }
@@ -947,6 +1145,10 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   ix.done.insert({aw->processed_max, w.pos});
   ix.done32.insert({aw->processed_max32, w.pos});
   index_pending(s, w.pos, true);
+  if (auto& m = many_latest_[s]; m && aw->agent != kHostAgent) {
+    m->last_rank.set(w.pos, stamp_base_ + w.rank + 1);
+    m->wrote.set(w.pos, reach(true, aw->processed_max)), m->wrote32.set(w.pos, reach(true, aw->processed_max32));
+  }
 }
 
 void Engine::kill_agent(uint32_t agent, uint32_t cause, bool wake_all) {

@@ -444,6 +444,42 @@ class Engine {
   void known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out) const;
   // Drops the latest writes of `s` that `end` knows (a new write's), keeping the lists in step.
   void drop_known_latest(uint32_t s, const Clock& end);
+  // A signal with more than kLatest latest writes: what a start knows of
+  // them is asked through its clock's tree, whose subtrees later starts share, not writer by
+  // writer (a relay of waits that know one latest write each, among thousands of unordered
+  // ones: Clock::each_known_queue, Clock::first_reaching). Over its queue writers (their places in
+  // by_agent_): the rank + 1 of each one's last write made (a "none here" remembered at a stamp
+  // holds while no writer under it has written since), the largest value it will write (at both
+  // widths; an upper bound, fixed), and the largest it has written (values as `reach` in engine.cpp keeps them).
+  struct ManyLatest {
+    MaxTree last_rank, will, will32, wrote, wrote32;
+  };
+  // The keys of what the engine has a clock's nodes remember per signal s (Clock::Node::Memo;
+  // any_known_queue's tags are apart): resolve_unlisted_many's bounds s << 1 | narrow,
+  // knows_no_matching_writer's kMatchKey | s << 1 | narrow, known_latest's kLatestTag | s.
+  // (Signals are fewer than 2^29: a program that large could not be loaded.)
+  static constexpr uint32_t kLatestTag = 1u << 31, kMatchKey = 1u << 30;
+  mutable std::vector<std::unique_ptr<ManyLatest>> many_latest_;  // per signal, made when first asked
+  // This engine's stamps (Clock::each_known_queue) are stamp_base_ + a signal's writes made so far:
+  // a range of its own, taken from one counter for the process, since an override's clock shares
+  // nodes with an earlier engine's.
+  uint64_t stamp_base_ = 0;
+  ManyLatest& many_latest(uint32_t s) const;
+  // Writer places [lo, hi) of the queues [lo_queue, hi_queue).
+  std::pair<size_t, size_t> writer_places(uint32_t s, uint64_t lo_queue, uint64_t hi_queue) const;
+  // resolve_unlisted where the latest writes are many: the first unknown candidate (in writer
+  // order) only; the others are listed with the known ones when asked for.
+  bool resolve_unlisted_many(const WaitCond& cond, const Clock& start, WaitResolution& r) const;
+  // Whether `start` knows no processed write of any writer that made a write meeting `cond` (and
+  // `knows_some`: it knows a latest write, so some write); Clock::first_reaching over the writers
+  // whose write commands it knows, bounded by the most each will write.
+  bool knows_no_matching_writer(const WaitCond& cond, const Clock& start, bool& knows_some) const;
+  // The first of its writes that `k` does not know (an ordered agent's known ones are a prefix; a
+  // chained queue's need not be, and the later ones may be known), or its number of writes.
+  size_t first_unknown_write(const Clock& k, uint32_t signal, const AgentWrites& aw) const;
+  // Its first candidate for a wait that starts at `start` that `start` does not know, in the order
+  // pick_candidates lists them, or kNone.
+  uint32_t first_unknown_candidate(const Clock& start, const WaitCond& cond, const AgentWrites& aw) const;
   void sorted_matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;
   uint32_t pos_of(uint32_t signal, uint32_t agent) const;
   void matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const;  // wrote a value meeting it  // kNone when it does not write it

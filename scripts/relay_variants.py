@@ -2,7 +2,7 @@
 """Random relay- and timeline-shaped programs for the differential test (the oracle's random
 programs seldom have several queues handing one timeline on, where Engine::derive works).
 
-    scripts/relay_variants.py COUNT SEED DIR [relay|chain|stray|many]
+    scripts/relay_variants.py COUNT SEED DIR [relay|chain|stray|many|relay-many]
     build/qvet_differential --files DIR/*.hcq
 
 Queue i waits for s >= i (give or take one), does up to three random things (more waits on s or
@@ -24,6 +24,13 @@ Clock::any_known_queue and the signals its tree nodes remember). 65 to 80 queues
 one buffer. Queue ids are shuffled, so writers and waiters share every subtree of a clock. (A bug
 that let a write's end remember "no write of s" before that write counted as made disagreed with
 the oracle on 331 of 3,000.)
+
+`relay-many`: queues q0..qk handed on by t (wait t >= i; signal t = i + 1), each with random waits
+on s (thresholds 0 to 4), writes of s and execs, and 65 to 90 stray queues writing s (0 to 3, once
+or twice, a few after a wait on t, some submitted between the relay's); the host may write s or
+wait on it between submits; strict, amd (32-bit) or nv queues, ids shuffled. Each relay wait knows
+a few latest writes of s among many it does not (Engine::resolve_unlisted_many, the clock tree's
+cached bounds and stamped "none here" tags).
 """
 import os
 import random
@@ -136,9 +143,38 @@ def many_writers_program(rng):
     return p
 
 
+def relay_many_program(rng):
+    """`relay-many`: see the module's docstring."""
+    kind = rng.choice(["strict", "strict", "amd", "nv"])
+    k, writers = rng.randint(3, 12), rng.randint(65, 90)
+    names = [f"q{i}" for i in range(k)] + [f"st{j}" for j in range(writers)]
+    rng.shuffle(names)
+    p = f"device g {kind}\nbuffer a on g 4K\nsignal s on host = {rng.choice([0, 0, 1])}\nsignal t on host = 0\n"
+    p += "".join(f"queue {x} on g compute\n" for x in names)
+    stray = lambda j: (f"submit st{j} {{\n" + (f"  wait t >= {rng.randint(1, k)}\n" if rng.random() < 0.15 else "") +
+                       "".join(f"  signal s = {rng.choice([0, 1, 1, 2, 3])}\n" for _ in range(rng.choice([1, 1, 1, 2]))) + "}\n")
+    late = [j for j in range(writers) if rng.random() < 0.2]
+    for j in range(writers):
+        if j not in late: p += stray(j)
+    for i in range(k):
+        body = f"  wait t >= {i}\n"
+        for _ in range(rng.randint(1, 3)):
+            op = rng.random()
+            if op < 0.5: body += f"  wait s >= {rng.choice([0, 1, 1, 2, 3, 4])}\n"
+            elif op < 0.75: body += f"  signal s = {rng.choice([1, 1, 2, 3])}\n"
+            else: body += f"  exec k{i} {rng.choice(['reads', 'writes'])} a[{16 * i}:{16 * i + 16}]\n"
+        p += f"submit q{i} {{\n{body}  signal t = {i + 1}\n}}\n"
+        if rng.random() < 0.1: p += f"signal s = {rng.randint(0, 3)}\n"
+        if rng.random() < 0.1: p += f"wait s >= {rng.randint(0, 3)}\n"
+        if late and rng.random() < 0.3: p += stray(late.pop())
+    for j in late: p += stray(j)
+    if rng.random() < 0.3: p += f"wait t >= {k}\n"
+    return p
+
+
 def main():
     makers = {"relay": program, "chain": chain_program, "stray": lambda r: chain_program(r, r.randint(1, 3)),
-              "many": many_writers_program}
+              "many": many_writers_program, "relay-many": relay_many_program}
     if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and sys.argv[4] not in makers):
         sys.exit(__doc__)
     count, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

@@ -1,3 +1,4 @@
+#include "core/max_tree.h"
 #include "model/candidate_tree.h"
 #include "model/clock.h"
 #include "model/trace.h"
@@ -199,6 +200,106 @@ TEST_CASE("clock: any_known_queue visits only queues both know of, and forgets a
   asked = 0;
   CHECK(c.any_known_queue(odd, knows_two(c), 8));  // another tag is asked afresh
   CHECK(asked == 2);
+}
+
+TEST_CASE("max tree: next, max_in, set and erase agree with a plain walk") {
+  qvet::Rng rng{99};
+  for (int round = 0; round < 200; ++round) {
+    size_t n = rng.below(70) + 1;
+    std::vector<uint64_t> v(n);
+    for (auto& x : v) x = rng.below(20);
+    std::vector<bool> present(n, true);
+    qvet::MaxTree t(v);
+    for (int op = 0; op < 50; ++op) {
+      size_t i = rng.below(n);
+      if (rng.below(3) == 0) t.erase(i), present[i] = false;
+      else v[i] = rng.below(20), present[i] = true, t.set(i, v[i]);
+      size_t lo = rng.below(n + 1), hi = rng.below(n + 2);
+      uint64_t m = 0, at = rng.below(22);
+      for (size_t k = lo; k < std::min(hi, n); ++k)
+        if (present[k]) m = std::max(m, v[k]);
+      CHECK(t.max_in(lo, hi) == m);
+      size_t first = lo;
+      while (first < n && !(present[first] && v[first] >= at)) ++first;
+      CHECK(t.next(lo, at) == std::min(first, n));
+    }
+  }
+}
+
+TEST_CASE("clock: first_reaching and each_known_queue find what a plain walk over the queues finds") {
+  // Clocks that share subtrees (copies, then a few more ends each), over queues far apart in id;
+  // the values they cache on their nodes (first_reaching's bounds, each_known_queue's stamped
+  // "none here") are reused by clocks that share a node and forgotten when one is written.
+  const uint32_t kQueues = 600;
+  qvet::Rng rng{4242};
+  auto rnd = [&](uint64_t n) { return rng.below(n); };
+  auto queue_id = [](uint64_t k) { return uint32_t(k < 500 ? k : 70000 + 37 * k); };  // some past a first root's reach
+  std::vector<uint32_t> ids;
+  for (uint32_t k = 0; k < kQueues; ++k) ids.push_back(queue_id(k));
+  std::vector<uint64_t> fixed(kQueues);  // a queue's value where the clock knows nothing of it
+  for (auto& v : fixed) v = rnd(50);
+  auto slot = [&](uint64_t q) -> int64_t {
+    auto it = std::lower_bound(ids.begin(), ids.end(), q);
+    return it != ids.end() && *it == q ? it - ids.begin() : -1;
+  };
+  std::vector<Clock> clocks(1);
+  // each_known_queue: queue q "has" the ends in `live[q]`; adding one stamps q, dropping does not.
+  std::vector<std::set<uint32_t>> live(kQueues);
+  std::vector<uint64_t> changed(kQueues, 0);
+  uint64_t stamp = 1;
+  for (int round = 0; round < 3000; ++round) {
+    Clock c = clocks[rnd(clocks.size())];
+    for (uint64_t n = rnd(4); n-- > 0;) c.add_end(ids[rnd(kQueues)], uint32_t(rnd(12)));
+    if (rnd(3) == 0) c.join(clocks[rnd(clocks.size())]);
+    clocks.push_back(c);
+    if (clocks.size() > 40) clocks.erase(clocks.begin() + long(rnd(clocks.size())));
+    std::vector<uint32_t> known;
+    REQUIRE(c.queues(known, ~size_t(0)));
+    auto has = [&](uint32_t q) { return std::binary_search(known.begin(), known.end(), q); };
+    // first_reaching: a queue it knows is worth its prefix plus a fixed part; one it does not, the
+    // fixed part; accepted when its slot is odd (unknown) or its prefix is (known).
+    const uint64_t at_least = rnd(60);
+    const Clock::Bound b{5, [&](uint32_t q) -> uint64_t { int64_t k = slot(q); return k < 0 ? 0 : c.done(q) + fixed[size_t(k)]; },
+                         [&](uint64_t lo, uint64_t hi) {
+                           uint64_t m = 0;
+                           for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
+                             m = std::max(m, fixed[size_t(it - ids.begin())]);
+                           return m;
+                         }};
+    auto take = [&](uint32_t q) { return slot(q) >= 0 && c.done(q) % 2 == 1; };
+    auto take_unknown = [&](uint64_t lo, uint64_t hi) {
+      for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
+        if (size_t k = size_t(it - ids.begin()); fixed[k] >= at_least && k % 2 == 1) return *it;
+      return Clock::kNoQueue;
+    };
+    uint32_t plain = Clock::kNoQueue;
+    for (size_t k = 0; k < kQueues && plain == Clock::kNoQueue; ++k) {
+      uint32_t q = ids[k];
+      if (has(q) ? c.done(q) + fixed[k] >= at_least && take(q) : fixed[k] >= at_least && k % 2 == 1) plain = q;
+    }
+    CHECK(c.first_reaching(b, at_least, take, take_unknown) == plain);
+    // each_known_queue: the queues whose live ends it knows.
+    for (uint64_t n = rnd(3); n-- > 0;) {
+      size_t k = rnd(kQueues);
+      if (rnd(2) && !live[k].empty()) live[k].erase(live[k].begin());  // dropped: stays "none"
+      else live[k].insert(uint32_t(rnd(12))), changed[k] = ++stamp;
+    }
+    auto knows_live = [&](uint32_t q) {
+      for (uint32_t i : live[size_t(slot(q))])
+        if (c.knows(q, i)) return true;
+      return false;
+    };
+    const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t at) {
+      for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
+        if (changed[size_t(it - ids.begin())] > at) return false;
+      return true;
+    };
+    std::vector<uint32_t> found, want;
+    c.each_known_queue(ids, [&](uint32_t q) { return knows_live(q) && (found.push_back(q), true); }, 9, stamp, fresh);
+    for (uint32_t q : known)
+      if (slot(q) >= 0 && knows_live(q)) want.push_back(q);
+    CHECK(found == want);
+  }
 }
 
 TEST_CASE("candidate tree: the entries that do not come after a wait, and their meet, as a plain walk finds them") {

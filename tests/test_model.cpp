@@ -718,6 +718,89 @@ TEST_CASE("model: more unordered writers of one signal than a short list holds c
   CHECK(unknown == size_t(strays));
 }
 
+TEST_CASE("model: waits that know a few of thousands of latest writes ask the clock's shared tree, not each writer") {
+  // qvet gen --shape handoff-many-strays: the hand-off with k / 10 stray queues writing s = 1 once
+  // each, ids interleaved with the relay's. Each wait on s knows the write before it and none of
+  // the strays', so every stray's write is a latest write it does not know. known_latest and
+  // resolve_unlisted asked each of them, per wait and per write (n * W: 10^5 commands 3.5 s, 0.07 s
+  // at 10^4; 38 s on nv, where they were not resolved unlisted at all). The start's tree keeps, per
+  // node, whether it knows a latest write (stamped) and the most a writer under it could still
+  // give a wait (Engine::resolve_unlisted_many).
+  auto program = [](int k, const std::string& arch) {
+    const int strays = k / 10;
+    std::string p = "device g " + arch + "\nbuffer a on g " + std::to_string(16 * k) + "\nsignal s on host = 1\nsignal t on host = 0\n";
+    for (int q = 0; q < k; ++q) {
+      p += "queue q" + std::to_string(q) + " on g compute\n";
+      if (q % 10 == 5) p += "queue stray" + std::to_string(q / 10) + " on g compute\n";
+    }
+    for (int j = 0; j < strays; ++j) p += "submit stray" + std::to_string(j) + " {\n  signal s = 1\n}\n";
+    for (int q = 0; q < k; ++q) {
+      std::string i = std::to_string(q);
+      p += "submit q" + i + " {\n  wait t >= " + i + "\n  wait s >= 1\n  exec k writes a[" + std::to_string(16 * q) + ":" +
+           std::to_string(16 * q + 16) + "]\n  signal s = 1\n  signal t = " + std::to_string(q + 1) + "\n}\n";
+    }
+    return p;
+  };
+  for (auto [k, arch] : {std::pair{1000, "strict"}, {8000, "strict"}, {1000, "nv"}, {8000, "nv"}}) {  // nv: chained writers
+    const std::string device = arch;
+    CAPTURE(k);
+    CAPTURE(device);
+    auto c = check(program(k, arch));
+    REQUIRE(!c->input_error);
+    size_t stale = 0;
+    for (auto& d : c->diags) stale += d.rule == "stale-wait";
+    CHECK(stale == size_t(k));  // each may take the write before it while a stray's could come later
+    CHECK(c->diags.size() == size_t(k + 1));      // and q0's redundant `wait t >= 0`
+    qvet::Engine e(c->trace);
+    qvet::EngineObserver none;
+    e.run(none);
+    CHECK(!e.forced_any());
+    CHECK(e.work() < 60 * c->trace.cmds.size());  // 33 per command at 1,000 queues, 35 at 8,000 (nv: 26, 27); a walk over the strays, 80 and 640
+    // Listed when asked for: every stray's write and each earlier queue's, the strays' unknown.
+    size_t q_last = 0;
+    while (c->program->queues[q_last].name != "q" + std::to_string(k - 1)) ++q_last;
+    const qvet::WaitResolution* last = e.resolution({false, c->trace.queue_cmds[q_last][1]});
+    REQUIRE(last);
+    CHECK(!last->adds_ordering);
+    REQUIRE(last->count() == size_t(k / 10 + k - 1));
+    size_t unknown = 0;
+    for (size_t i = 0; i < last->count(); ++i) unknown += !last->known(i);
+    CHECK(unknown == (arch == std::string("nv") ? last->count() : size_t(k / 10)));  // nv: `signal s` and `signal t` release in no order
+  }
+  // The relay writes s = 0 and s starts at 0: each wait knows writes of s, but none of a writer
+  // that wrote 1, so its candidates are every stray's write, as if it knew none (shared, through
+  // Engine::knows_no_matching_writer), and the initial value is not one. Every relay write races
+  // with every stray's (n * W findings, the output's own size): the engine alone.
+  for (auto [k, arch] : {std::pair{1000, "strict"}, {8000, "strict"}, {1000, "nv"}, {8000, "nv"}}) {
+    const std::string device = arch;
+    CAPTURE(k);
+    CAPTURE(device);
+    std::string text = program(k, arch);
+    for (size_t at = 0; (at = text.find("\n  signal s = 1\n  signal t", at)) != std::string::npos;) text.replace(at + 14, 1, "0");
+    text.replace(text.find("signal s on host = 1"), 20, "signal s on host = 0");
+    qvet::SourceSet src;
+    qvet::LoadResult loaded = qvet::load_program_text(src, "t.hcq", text);
+    REQUIRE(loaded.program);
+    qvet::Trace t = qvet::elaborate(*loaded.program, qvet::bind_params(*loaded.program, {}));
+    qvet::Engine e(t);
+    qvet::EngineObserver none;
+    e.run(none);
+    CHECK(!e.forced_any());
+    CHECK(e.work() < 100 * t.cmds.size());  // 59 per command at 1,000 queues, 61 at 8,000 (nv: 26, 27); each wait over every writer, k / 5
+    size_t q_last = 0;
+    while (loaded.program->queues[q_last].name != "q" + std::to_string(k - 1)) ++q_last;
+    const qvet::WaitResolution* last = e.resolution({false, t.queue_cmds[q_last][1]});
+    REQUIRE(last);
+    CHECK(!last->initial_candidate);
+    CHECK(!last->adds_ordering);  // the strays know nothing
+    REQUIRE(last->count() == size_t(k / 10));
+    for (size_t i = 0; i < last->count(); ++i) {
+      CHECK(!last->known(i));
+      CHECK(e.writes(last->cond.signal)[last->candidate(i)].value == 1);
+    }
+  }
+}
+
 TEST_CASE("model: a wait that knows a write through a clock shared with that write's end knows it") {
   // 70 strays write s = 1, unordered (more than Engine::kLatest latest writes); w writes s = 5;
   // r, whose queue id is far from w's, waits for 5 (its start then shares w's end's subtree) and

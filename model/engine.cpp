@@ -380,7 +380,7 @@ void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out
     // under them has written since.
     const ManyLatest& m = many_latest(s);
     const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) {
-      if (stamp < stamp_base_) return false;  // another engine's (an earlier round's clocks, through overrides)
+      if (stamp < stamp_base_ || stamp > stamp_base_ + writes_[s].size()) return false;  // another engine's (clocks shared through overrides)
       auto [a, b] = writer_places(s, lo, hi);
       return m.last_rank.max_in(a, b) <= stamp;
     };
@@ -765,7 +765,10 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
   // writers to scan for unknown candidates. Chained writers' scans are bounded (kMaxChainedScan):
   // only while no bound can be reached, and only ordered writers are scanned here.
   if (processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
-  if (latest_[s].live > kLatest && indexed(cond)) return resolve_unlisted_many(cond, start, r);
+  // (Under overrides a clock need not be down-closed, and the proof below need not be among the
+  // candidates pick_candidates lists; resolve_unlisted_many, which does not ask unknown_writers,
+  // is kept to the first round, where it gives what the path below gives.)
+  if (latest_[s].live > kLatest && indexed(cond) && overrides_.empty()) return resolve_unlisted_many(cond, start, r);
   std::vector<uint32_t> known_now;
   known_latest(s, start, known_now);
   uint32_t proof = kNone;
@@ -905,10 +908,11 @@ bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, Wai
   };
   auto take_unknown = [&](uint64_t lo, uint64_t hi) {  // queues it knows nothing of: the first writer there with a match
     auto [a, b] = writer_places(s, lo, hi);
-    size_t pos = (narrow ? m.wrote32 : m.wrote).next(a, reach(true, cond.threshold));
-    if (pos >= b) return Clock::kNoQueue;
-    first = first_unknown_candidate(start, cond, agents[pos]);
-    return writer_queues_[s][pos];
+    const MaxTree& wrote = narrow ? m.wrote32 : m.wrote;
+    // (`reach` saturates: a writer of 2^64 - 2 is found for a wait for 2^64 - 1, and passed over.)
+    for (size_t pos = wrote.next(a, reach(true, cond.threshold)); pos < b; pos = wrote.next(pos + 1, reach(true, cond.threshold)))
+      if ((first = first_unknown_candidate(start, cond, agents[pos])) != kNone) return writer_queues_[s][pos];
+    return Clock::kNoQueue;
   };
   start.first_reaching(bound, reach(true, cond.threshold), take, take_unknown, &work_);
   if (first == kNone && !agents.empty() && agents.back().agent == kHostAgent) first = first_unknown_candidate(start, cond, agents.back());

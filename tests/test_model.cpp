@@ -801,16 +801,53 @@ TEST_CASE("model: waits that know a few of thousands of latest writes ask the cl
   }
 }
 
+namespace {
+// Queues st0..st(n-1) declared, and each submitting `signal s = value` once (stray writers of s).
+std::string stray_queues(int n) {
+  std::string p;
+  for (int j = 0; j < n; ++j) p += "queue st" + std::to_string(j) + " on g compute\n";
+  return p;
+}
+std::string stray_writes(int n, int value) {
+  std::string p;
+  for (int j = 0; j < n; ++j) p += "submit st" + std::to_string(j) + " {\n  signal s = " + std::to_string(value) + "\n}\n";
+  return p;
+}
+}  // namespace
+
+TEST_CASE("model: among many latest writes, a writer of 2^64 - 2 does not hide a later writer of 2^64 - 1") {
+  // A wait for 2^64 - 1 that knows p's write of it (the proof that it learns nothing), with 70
+  // writers of 0 (more than Engine::kLatest latest writes), a writes 2^64 - 2 and b 2^64 - 1, both
+  // unordered with it: b's write is its first unknown candidate (a stale-wait). The largest values
+  // each writer wrote are kept one more, saturating at 2^64 - 1, so a's was taken for a match and
+  // the search for a candidate stopped there: no stale-wait, and a redundant-wait instead.
+  std::string p = "device g strict\nsignal s on host = 0\nsignal u on host = 0\nqueue r on g compute\nqueue a on g compute\n" +
+                  stray_queues(70) + "queue b on g compute\nqueue p on g compute\n" + stray_writes(70, 0);
+  p += "submit a {\n  signal s = 18446744073709551614\n}\nsubmit b {\n  signal s = 18446744073709551615\n}\n"
+       "submit p {\n  signal s = 18446744073709551615\n  signal u = 1\n}\n"
+       "submit r {\n  wait u >= 1\n  wait s >= 18446744073709551615\n}\n";
+  auto c = check(p);
+  REQUIRE(!c->input_error);
+  size_t stale = 0, redundant = 0;
+  for (auto& d : c->diags) {
+    redundant += d.rule == "redundant-wait";
+    if (d.rule == "stale-wait") {
+      ++stale;
+      CHECK(d.message.find("on b (line") != std::string::npos);
+    }
+  }
+  CHECK(stale == 1);
+  CHECK(redundant == 0);
+}
+
 TEST_CASE("model: a wait that knows a write through a clock shared with that write's end knows it") {
   // 70 strays write s = 1, unordered (more than Engine::kLatest latest writes); w writes s = 5;
   // r, whose queue id is far from w's, waits for 5 (its start then shares w's end's subtree) and
   // then for 1: it knows w's 5, while the strays' 1s could come later (a stale-wait). When w's
   // write was recorded, its end was asked whether it knew any write of s made so far, before w's
   // counted as made, and its nodes remembered "none": r's second wait was told it knew no write.
-  std::string p = "device g strict\nbuffer a on g 4K\nsignal s on host = 0\nqueue r on g compute\n";
-  for (int j = 0; j < 70; ++j) p += "queue st" + std::to_string(j) + " on g compute\n";
-  p += "queue w on g compute\n";
-  for (int j = 0; j < 70; ++j) p += "submit st" + std::to_string(j) + " {\n  signal s = 1\n}\n";
+  std::string p = "device g strict\nbuffer a on g 4K\nsignal s on host = 0\nqueue r on g compute\n" + stray_queues(70) +
+                  "queue w on g compute\n" + stray_writes(70, 1);
   p += "submit w {\n  exec k writes a\n  signal s = 5\n}\nsubmit r {\n  wait s >= 5\n  wait s >= 1\n  exec u reads a\n}\n";
   auto c = check(p);
   REQUIRE(!c->input_error);

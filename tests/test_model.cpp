@@ -722,8 +722,8 @@ TEST_CASE("model: waits that know a few of thousands of latest writes ask the cl
   // qvet gen --shape handoff-many-strays: the hand-off with k / 10 stray queues writing s = 1 once
   // each, ids interleaved with the relay's. Each wait on s knows the write before it and none of
   // the strays', so every stray's write is a latest write it does not know. known_latest and
-  // resolve_unlisted asked each of them, per wait and per write (n * W: 10^5 commands 3.5 s, 0.07 s
-  // at 10^4; 38 s on nv, where they were not resolved unlisted at all). The start's tree keeps, per
+  // resolve_unlisted asked each of them, per wait and per write (n * W: 10^5 commands 5.1 s, 0.06 s
+  // at 10^4; 43 s on nv, where they were not resolved unlisted at all). The start's tree keeps, per
   // node, whether it knows a latest write (stamped) and the most a writer under it could still
   // give a wait (Engine::resolve_unlisted_many).
   auto program = [](int k, const std::string& arch) {

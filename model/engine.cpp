@@ -321,10 +321,11 @@ bool Engine::knows_no_write(uint32_t s, const Clock& k) const {
   // (Asking of the writes made was wrong here: the end of a write being recorded knows it before
   // it counts as made, so that end's nodes were tagged as knowing none, and a later clock that
   // shared them and knew the write was told it knew none: a stale-wait missed; test_model.)
-  return !k.any_known_queue(writer_queues_[s], [&](uint32_t q) {
-    const AgentWrites& aw = agents[pos_of(s, q)];
-    return ordered_agent(q) ? known(k, writes_[s][aw.idx[0]].event) : knows_any_write(k, s, aw, aw.idx.size());
-  }, s, &work_);
+  return !k.any_known_queue(writer_queues_[s], [&](uint32_t q) { return knows_write_command_of(k, s, agents[pos_of(s, q)]); }, s, &work_);
+}
+
+bool Engine::knows_write_command_of(const Clock& k, uint32_t s, const AgentWrites& aw) const {
+  return ordered_agent(aw.agent) ? known(k, writes_[s][aw.idx[0]].event) : knows_any_write(k, s, aw, aw.idx.size());
 }
 
 bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
@@ -371,45 +372,29 @@ std::pair<size_t, size_t> Engine::writer_places(uint32_t s, uint64_t lo_queue, u
 void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out) const {
   out.clear();
   const LatestWrites& latest = latest_[s];
-  // Many: only the writers whose queues it knows anything of (and the host) can have written one
-  // it knows, unless they are as many.
-  if (latest.live > kLatest && knows_no_write(s, k)) return;
-  const auto& agents = by_agent_[s];
-  if (latest.live > kLatest) {
-    // The subtrees of the clock that know one, skipping those found to know none while no writer
-    // under them has written since.
-    const ManyLatest& m = many_latest(s);
-    const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) {
-      if (stamp < stamp_base_ || stamp > stamp_base_ + writes_[s].size()) return false;  // another engine's (clocks shared through overrides)
-      auto [a, b] = writer_places(s, lo, hi);
-      return m.last_rank.max_in(a, b) <= stamp;
-    };
-    auto take = [&](const AgentWrites& aw) {
-      bool any = false;
-      for (uint32_t i : aw.latest)
-        if (known(k, writes_[s][i].event)) out.push_back(i), any = true;
-      return any;
-    };
-    k.each_known_queue(writer_queues_[s], [&](uint32_t q) { return take(agents[pos_of(s, q)]); }, kLatestTag | s,
-                       stamp_base_ + processed_order_[s].size(), fresh, &work_);
-    if (!agents.empty() && agents.back().agent == kHostAgent) take(agents.back());
-    std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
-    return;
-  }
-  std::vector<uint32_t> queues;
-  if (latest.live <= kLatest || k.any_known_queue(writer_queues_[s], [&](uint32_t q) {
-        queues.push_back(q);
-        return queues.size() > latest.agents;
-      }, Clock::kNoTag, &work_)) {
+  if (latest.live <= kLatest) {
     for (uint32_t i : latest.order)
       if (latest.in[i] && known(k, writes_[s][i].event)) out.push_back(i);
     return;
   }
-  auto take = [&](const AgentWrites& aw) {
-    for (uint32_t i : aw.latest)
-      if (known(k, writes_[s][i].event)) out.push_back(i);
+  // Many: the subtrees of the clock that know one, skipping those found to know none while no
+  // writer under them has written since (and, cheaper still, clocks that know no write at all).
+  if (knows_no_write(s, k)) return;
+  const auto& agents = by_agent_[s];
+  const ManyLatest& m = many_latest(s);
+  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) {
+    if (stamp < stamp_base_ || stamp > stamp_base_ + writes_[s].size()) return false;  // another engine's (clocks shared through overrides)
+    auto [a, b] = writer_places(s, lo, hi);
+    return m.last_rank.max_in(a, b) <= stamp;
   };
-  for (uint32_t q : queues) take(agents[pos_of(s, q)]);
+  auto take = [&](const AgentWrites& aw) {
+    bool any = false;
+    for (uint32_t i : aw.latest)
+      if (known(k, writes_[s][i].event)) out.push_back(i), any = true;
+    return any;
+  };
+  k.each_known_queue(writer_queues_[s], [&](uint32_t q) { return take(agents[pos_of(s, q)]); }, kLatestTag | s,
+                     stamp_base_ + processed_order_[s].size(), fresh, &work_);
   if (!agents.empty() && agents.back().agent == kHostAgent) take(agents.back());
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
 }
@@ -850,8 +835,7 @@ bool Engine::knows_no_matching_writer(const WaitCond& cond, const Clock& start, 
         uint32_t pos = pos_of(s, q);
         if (pos == kNone) return 0;
         const AgentWrites& aw = agents[pos];
-        bool any = ordered_agent(q) ? known(start, writes_[s][aw.idx[0]].event) : knows_any_write(start, s, aw, aw.idx.size());
-        return any ? reach(true, (narrow ? aw.suffix_max32 : aw.suffix_max)[0]) : 0;
+        return knows_write_command_of(start, s, aw) ? reach(true, (narrow ? aw.suffix_max32 : aw.suffix_max)[0]) : 0;
       },
       [](uint64_t, uint64_t) -> uint64_t { return 0; }};
   auto knows_matching = [&](const AgentWrites& aw) { return has_match(aw) && knows_some_write(start, s, aw); };
@@ -862,10 +846,12 @@ bool Engine::knows_no_matching_writer(const WaitCond& cond, const Clock& start, 
   if (found != Clock::kNoQueue) return false;
   if (!agents.empty() && agents.back().agent == kHostAgent && knows_matching(agents.back())) return false;
   // Whether it knows any write at all (then the initial value is overwritten): surely, where it
-  // knows a latest one; otherwise not told here (the caller asks only where it matters).
-  std::vector<uint32_t> known_now;
-  known_latest(s, start, known_now);
-  knows_some = !known_now.empty();
+  // knows a latest one; otherwise not told. Asked only where the initial value meets the wait.
+  if (cond.met_by(init_[s])) {
+    std::vector<uint32_t> known_now;
+    known_latest(s, start, known_now);
+    knows_some = !known_now.empty();
+  }
   return true;
 }
 
@@ -1055,10 +1041,8 @@ bool Engine::knows_write_command(uint32_t s, const Clock& k) const {
   const auto& agents = by_agent_[s];
   if (!agents.empty() && agents.back().agent == kHostAgent && k.knows_host(writes_[s][agents.back().idx[0]].event.id))
     return true;
-  return k.any_known_queue(writer_queues_[s], [&](uint32_t q) {
-    const AgentWrites& aw = agents[pos_of(s, q)];
-    return knows_any_write(k, s, aw, aw.idx.size());
-  }, Clock::kNoTag, &work_);
+  return k.any_known_queue(writer_queues_[s], [&](uint32_t q) { return knows_write_command_of(k, s, agents[pos_of(s, q)]); },
+                          Clock::kNoTag, &work_);
 }
 
 // The word a 32-bit write keeps the high half of: that of the latest write it knows, else the

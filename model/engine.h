@@ -423,9 +423,9 @@ class Engine {
   // Per signal: the writes processed that no later processed write knows (every other write is
   // known by one of them), and whether so far every write knew every earlier one and wrote at
   // least the value of the one before (at 64 bits, at 32): a timeline, totally ordered and never
-  // lower. They are kept however many: a clock asks only the writers it knows of whether it knows
-  // their latest writes (known_latest) when there are more than kLatest, so a hundred unordered
-  // writers cost a wait no walk over every writer of its signal.
+  // lower. They are kept however many: past kLatest, which of them a clock knows is asked of its
+  // tree (known_latest, ManyLatest), so a thousand unordered writers cost a wait no walk over
+  // every writer of its signal.
   struct LatestWrites {
     std::vector<uint32_t> order;  // in processing order; removed ones stay until it is compacted
     std::vector<uint8_t> in;      // per write of the signal: one of them now
@@ -439,6 +439,8 @@ class Engine {
   // (Clock::any_known_queue over `writer_queues_`, per signal its queue writers in order): a start
   // that knows thousands of queues, none of them a writer, is not walked queue by queue.
   bool knows_no_write(uint32_t s, const Clock& k) const;
+  // Whether `k` knows any of the write commands of `aw`, made or not (fixed by its entry for the queue).
+  bool knows_write_command_of(const Clock& k, uint32_t s, const AgentWrites& aw) const;
   std::vector<std::vector<uint32_t>> writer_queues_;
   // The latest writes of `s` that `k` knows, in processing order.
   void known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out) const;
@@ -471,7 +473,8 @@ class Engine {
   // order) only; the others are listed with the known ones when asked for.
   bool resolve_unlisted_many(const WaitCond& cond, const Clock& start, WaitResolution& r) const;
   // Whether `start` knows no processed write of any writer that made a write meeting `cond` (and
-  // `knows_some`: it knows a latest write, so some write); Clock::first_reaching over the writers
+  // `knows_some`, asked only where the initial value meets it: it knows a latest write, so some
+  // write); Clock::first_reaching over the writers
   // whose write commands it knows, bounded by the most each will write.
   bool knows_no_matching_writer(const WaitCond& cond, const Clock& start, bool& knows_some) const;
   // The first of its writes that `k` does not know (an ordered agent's known ones are a prefix; a

@@ -92,15 +92,17 @@ class SignalRaceChecker : public Checker {
   void write(EventRef ev, const Clock& end) {
     const SignalWrite* w = c_.e.write_of(ev);
     if (!w) return;
-    bool walk = may_race(*w, end);
+    // Only the writers of the writes it does not know, where the engine can tell them cheaply:
+    // among many writers, those whose writes it does not know can differ from its value; else all
+    // but a few writers' writes known. Not one step per writer.
+    std::vector<uint32_t> writers;
+    const bool many = c_.e.writers_of_other_values(w->signal, end, w->value, writers);
+    bool walk = many ? !writers.empty() : may_race(*w, end);
     count_values(*w);
     uint64_t key = c_.e.submit_key(ev);
-    // Only the writers of the writes it does not know, where the engine can tell them cheaply
-    // (all but a few writers' writes known: not one step per writer).
     std::vector<AgentList*> lists;
-    std::vector<uint32_t> writers;
     auto& agents = by_agent_[w->signal];
-    if (walk && c_.e.unknown_writers(w->signal, end, writers)) {
+    if (walk && (many || c_.e.unknown_writers(w->signal, end, writers))) {
       for (uint32_t a : writers)
         if (auto it = agents.find(a); it != agents.end()) lists.push_back(&*it);
     } else if (walk) {

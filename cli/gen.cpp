@@ -74,6 +74,11 @@ std::string gen_help() {
          "                            initial-forced queue i: `wait s >= 1; signal s = 1` (n/2 queues), s starting\n"
          "                                           at 1: every wait is forced, and its candidates are every\n"
          "                                           other queue's write\n"
+         "                            gather-pending n/7 queues: `signal x = 1; signal s_i = 1; wait go >= 1;\n"
+         "                                           signal x = 2`; one more waits for every s_i, then\n"
+         "                                           `wait x >= 1; exec` n/7 times, then `signal go = 1`:\n"
+         "                                           each wait knows thousands of latest writes of x, and\n"
+         "                                           every writer will write a match, later\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -209,6 +214,31 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s = 1");
       emit("}");
     }
+  } else if (o.shape == "gather-pending") {
+    // A gathering queue learns thousands of queues' ends (each join keeps sharing its accumulated
+    // clock: Clock::join_node), then waits on x, whose thousands of latest writes it knows
+    // (Engine::top_known_latest), while each writer's x = 2, which would meet the wait, waits for
+    // go (Clock::first_reaching's remembered "none taken here", until a writer under it writes).
+    uint64_t k = std::max<uint64_t>(n / 7, 1);
+    declare_queues(k + 1);
+    emit("signal x on host = 0");
+    emit("signal go on host = 0");
+    for (uint64_t j = 0; j < k; ++j) {
+      emit("submit q" + std::to_string(j) + " {");
+      emit("  signal x = 1");
+      emit("  signal s" + std::to_string(j) + " = 1");
+      emit("  wait go >= 1");
+      emit("  signal x = 2");
+      emit("}");
+    }
+    emit("submit q" + std::to_string(k) + " {");
+    for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
+    for (uint64_t j = 0; j < k; ++j) {
+      emit("  wait x >= 1");
+      emit("  exec k writes " + range("a", 16 * j, 16));
+    }
+    emit("  signal go = 1");
+    emit("}");
   } else if (o.shape == "fan-in-relay") {
     // fan-in, and the readers take turns on t: a reader's wait on s knows thousands of queues (the
     // readers before it) and no writer's, which it must tell without a walk over either. Writers
@@ -498,7 +528,8 @@ int run_gen(int argc, char** argv) {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
-                                            "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays"};
+                                            "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays",
+                                            "gather-pending"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

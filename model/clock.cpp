@@ -28,10 +28,14 @@ struct Entry {
   uint32_t queue;
   uint32_t done;  // commands [0, done) ended
   uint32_t fe;    // >= done: front-end commands below fe ended
+  uint32_t lo_or_done() const { return done; }
+  uint32_t hi_or_fe() const { return fe; }
 };
 // Known ends beyond the prefixes and front ends: commands [lo, hi) of a queue.
 struct Run {
   uint32_t queue, lo, hi;
+  uint32_t lo_or_done() const { return lo; }
+  uint32_t hi_or_fe() const { return hi; }
 };
 struct ByQueue {
   template <class E>
@@ -53,6 +57,10 @@ struct Clock::Leaf : Node {
   boost::container::small_vector<Run, 2> extra;    // sorted by (queue, lo), disjoint, not touching
 
   bool empty() const { return q.empty(); }  // every queue with a run has an entry
+  bool same_as(const Leaf& o) const {  // the same entries and runs (so the same knowledge)
+    auto eq = [](const auto& a, const auto& b) { return a.queue == b.queue && a.lo_or_done() == b.lo_or_done() && a.hi_or_fe() == b.hi_or_fe(); };
+    return std::equal(q.begin(), q.end(), o.q.begin(), o.q.end(), eq) && std::equal(extra.begin(), extra.end(), o.extra.begin(), o.extra.end(), eq);
+  }
   const Entry* find(uint32_t queue) const {
     uint32_t k = queue - base;
     if (k < q.size() && q[k].queue == queue) return &q[k];  // every queue below is present: the dense case
@@ -386,17 +394,23 @@ bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queu
 
 struct Clock::Walk {
   const std::function<bool(uint32_t)>& f;
-  uint32_t tag;
+  uint32_t tag;  // any_known_queue's static tag (none_tags)
+  uint64_t key;  // each_known_queue's stamped memo
   uint64_t stamp;
   const Fresh* fresh;  // null: any_known_queue (stops at the first queue f holds for)
   uint64_t& looked;
 };
 
+namespace {
+// Queues [base, end) a node of this height covers.
+uint64_t end_of(uint64_t base, int height) { return base + (uint64_t(kFan) << (kBits * height)); }
+}  // namespace
+
 bool Clock::any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Walk& w) {
   if (!n || lo == hi) return false;
-  if (w.tag != kNoTag && !w.fresh && n->none_for(w.tag)) return false;
-  if (w.tag != kNoTag && w.fresh)
-    if (const uint64_t* at = n->recalled(w.tag); at && (*w.fresh)(base, base + (uint64_t(kFan) << (kBits * n->height)), *at)) return false;
+  if (w.tag != kNoTag && n->none_for(w.tag)) return false;
+  if (w.fresh)
+    if (const Node::Slot* at = n->recalled(w.key); at && (*w.fresh)(base, end_of(base, n->height), at->stamp)) return false;
   ++w.looked;
   bool found = false;
   if (n->height == 0) {
@@ -413,23 +427,63 @@ bool Clock::any_known_node(const Node* n, uint64_t base, const uint32_t* lo, con
       lo = mid;
     }
   }
-  if (!found && w.tag != kNoTag) w.fresh ? n->remember(w.tag, w.stamp) : n->remember_none(w.tag);
+  if (!found && w.fresh) n->remember(w.key).stamp = w.stamp;
+  if (!found && w.tag != kNoTag) n->remember_none(w.tag);
   return found;
 }
 
 bool Clock::any_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint32_t tag,
                             uint64_t* looked) const {
   uint64_t n = 0;
-  bool any = any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, tag, 0, nullptr, n});
+  bool any = any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, tag, kNoKey, 0, nullptr, n});
   if (looked) *looked += n;
   return any;
 }
 
-void Clock::each_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint32_t tag,
+void Clock::each_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint64_t key,
                              uint64_t stamp, const Fresh& fresh, uint64_t* looked) const {
   uint64_t n = 0;
-  any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, tag, stamp, &fresh, n});
+  any_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, kNoTag, key, stamp, &fresh, n});
   if (looked) *looked += n;
+}
+
+struct Clock::Fold {
+  const std::function<uint64_t(uint32_t)>& f;
+  uint64_t key, arg, stamp;
+  const Fresh& fresh;
+  uint64_t& looked;
+};
+
+uint64_t Clock::max_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Fold& w) {
+  if (!n || lo == hi) return 0;
+  if (const Node::Slot* sl = n->recalled(w.key); sl && sl->arg == w.arg && w.fresh(base, end_of(base, n->height), sl->stamp))
+    return sl->value;
+  ++w.looked;
+  uint64_t v = 0;
+  if (n->height == 0) {
+    w.looked += uint64_t(hi - lo);
+    const Leaf& l = *static_cast<const Leaf*>(n);
+    for (const uint32_t* q = lo; q != hi; ++q)
+      if (l.find(*q)) v = std::max(v, w.f(*q));
+  } else {
+    const uint64_t span = uint64_t(1) << (kBits * n->height);
+    for (uint32_t k = 0; k < kFan && lo != hi; ++k) {
+      const uint32_t* mid = std::partition_point(lo, hi, [&](uint32_t q) { return q < base + (k + 1) * span; });
+      v = std::max(v, max_known_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, lo, mid, w));
+      lo = mid;
+    }
+  }
+  Node::Slot& sl = n->remember(w.key);
+  sl.value = v, sl.arg = w.arg, sl.stamp = w.stamp;
+  return v;
+}
+
+uint64_t Clock::max_known(const std::vector<uint32_t>& among, const std::function<uint64_t(uint32_t)>& f, uint64_t key,
+                          uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked) const {
+  uint64_t n = 0;
+  uint64_t v = max_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, key, arg, stamp, fresh, n});
+  if (looked) *looked += n;
+  return v;
 }
 
 struct Clock::Reach {
@@ -442,9 +496,9 @@ struct Clock::Reach {
 
 // The queues [base, base + 16^(height + 1)) a node of that height covers.
 uint64_t Clock::bound_node(const Node* n, uint64_t base, int height, const Reach& r) {
-  const uint64_t end = base + (uint64_t(kFan) << (kBits * height));
+  const uint64_t end = end_of(base, height);
   if (!n) return r.b.unknown(base, end);
-  if (const uint64_t* v = n->recalled(r.b.key)) return *v;
+  if (const Node::Slot* sl = n->recalled(r.b.key)) return sl->value;
   ++r.looked;
   uint64_t v = 0;
   if (height == 0) {
@@ -459,29 +513,36 @@ uint64_t Clock::bound_node(const Node* n, uint64_t base, int height, const Reach
     const uint64_t span = uint64_t(1) << (kBits * height);
     for (uint32_t k = 0; k < kFan; ++k) v = std::max(v, bound_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, height - 1, r));
   }
-  n->remember(r.b.key, v);
+  n->remember(r.b.key).value = v;
   return v;
 }
 
 uint32_t Clock::reach_node(const Node* n, uint64_t base, int height, const Reach& r) {
-  const uint64_t end = base + (uint64_t(kFan) << (kBits * height));
+  const uint64_t end = end_of(base, height);
   if (!n) return r.b.unknown(base, end) >= r.at_least ? r.take_unknown(base, end) : kNoQueue;
   if (bound_node(n, base, height, r) < r.at_least) return kNoQueue;
+  // Taken for none here at an `at_least` this low, and nothing has changed under it since.
+  const Node::Slot* sl = r.b.fresh ? n->recalled(r.b.key) : nullptr;
+  if (sl && sl->arg && r.at_least >= sl->arg && (*r.b.fresh)(base, end, sl->stamp)) return kNoQueue;
   ++r.looked;
+  uint32_t found = kNoQueue;
   if (height == 0) {
     uint64_t next = base;
     auto gap = [&](uint64_t hi) { return hi > next && r.b.unknown(next, hi) >= r.at_least ? r.take_unknown(next, hi) : kNoQueue; };
     for (const Entry& e : static_cast<const Leaf*>(n)->q) {
-      if (uint32_t q = gap(e.queue); q != kNoQueue) return q;
+      if ((found = gap(e.queue)) != kNoQueue) return found;
       if (r.b.known(e.queue) >= r.at_least && r.take(e.queue)) return e.queue;
       next = uint64_t(e.queue) + 1;
     }
-    return gap(end);
+    found = gap(end);
+  } else {
+    const uint64_t span = uint64_t(1) << (kBits * height);
+    for (uint32_t k = 0; k < kFan && found == kNoQueue; ++k)
+      found = reach_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, height - 1, r);
   }
-  const uint64_t span = uint64_t(1) << (kBits * height);
-  for (uint32_t k = 0; k < kFan; ++k)
-    if (uint32_t q = reach_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, height - 1, r); q != kNoQueue) return q;
-  return kNoQueue;
+  if (found == kNoQueue && r.b.fresh)
+    if (Node::Slot* mine = n->recalled(r.b.key)) mine->arg = r.at_least, mine->stamp = r.b.stamp;
+  return found;
 }
 
 uint32_t Clock::first_reaching(const Bound& b, uint64_t at_least, const std::function<bool(uint32_t)>& take,
@@ -509,11 +570,21 @@ void Clock::join_node(Ref& a, const Ref& b, int height) {
     return;
   }
   unshare(a, height, 0);
+  // Where the union is what b knows, b's node is taken: a queue's clocks that keep joining the
+  // same history (a queue's ends into its accumulated clock) then share it, and later joins skip
+  // it, instead of walking every subtree both ever wrote (a fan-in of thousands of queues).
   if (height == 0) {
     as<Leaf>(a).join(t_, as<Leaf>(b));
+    if (as<Leaf>(a).same_as(as<Leaf>(b))) a = b;
     return;
   }
-  for (uint32_t k = 0; k < kFan; ++k) join_node(as<Inner>(a).kid[k], as<Inner>(b).kid[k], height - 1);
+  bool same = true;
+  for (uint32_t k = 0; k < kFan; ++k) {
+    Ref& kid = as<Inner>(a).kid[k];
+    join_node(kid, as<Inner>(b).kid[k], height - 1);
+    same &= kid.get() == as<Inner>(b).kid[k].get();
+  }
+  if (same) a = b;
 }
 
 void Clock::join(const Clock& o) {

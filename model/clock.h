@@ -58,27 +58,41 @@ class Clock {
   // change. (A relay of thousands of queues asks each start of the same, mostly shared, tree.)
   // `looked`, if given, grows by the nodes and queues it looked at (a deterministic cost).
   static constexpr uint32_t kNoTag = ~uint32_t(0);
+  static constexpr uint64_t kNoKey = ~uint64_t(0);
   bool any_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f,
                        uint32_t tag = kNoTag, uint64_t* looked = nullptr) const;
   // The same walk, but it calls `f` for every such queue (it never stops early), and `f` may
-  // change as the caller's state does: a "none here" is remembered under `tag` with the caller's
+  // change as the caller's state does: a "none here" is remembered under `key` with the caller's
   // `stamp`, and `fresh(lo, hi, stamp)` says whether one remembered at `stamp` still holds for
   // queues [lo, hi). Stamps must tell apart every state of every caller whose clocks share nodes
-  // (Engine: one counter for the process). Tags share first_reaching's keys.
+  // (Engine: one counter for the process). Keys are shared with first_reaching's and max_known's.
   // (Engine::known_latest: the latest writes a start knows, among thousands no start knows.)
   using Fresh = std::function<bool(uint64_t lo, uint64_t hi, uint64_t stamp)>;
-  void each_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint32_t tag,
+  void each_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f, uint64_t key,
                         uint64_t stamp, const Fresh& fresh, uint64_t* looked = nullptr) const;
+  // The largest `f(q)` over the queues of `among` (sorted queue ids) it knows anything of, or 0:
+  // cached per node under `key` with `arg` and the caller's `stamp`, and taken from the cache
+  // while `fresh` says it holds, so clocks sharing a subtree compute it once while nothing under
+  // it changed. `f` may depend only on the clock's entry for q, on `arg` and on caller state that
+  // `fresh` answers for. (Engine::top_known_latest: a start's last latest write that meets a
+  // wait, among thousands it knows.)
+  uint64_t max_known(const std::vector<uint32_t>& among, const std::function<uint64_t(uint32_t)>& f, uint64_t key,
+                     uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked = nullptr) const;
 
   // A value per queue that the caller computes from what the clock knows of it, and the largest of
   // them over a subtree, cached on the subtree's node under `key` (a few keys a node) so that
   // clocks sharing a subtree compute it once. `known(q)` values a queue the clock has an entry
   // for; `unknown(lo, hi)` the queues [lo, hi) it knows nothing of, together. Both must depend on
   // nothing but those entries and never change for one key (nor for a clock of the same trace).
+  // With `fresh`, a subtree where no queue was taken is remembered too, with `stamp`, and
+  // skipped for an `at_least` as high while `fresh` says it holds: then `take` may also depend on
+  // caller state that `fresh` answers for (writes made since), and on nothing else.
   struct Bound {
-    uint32_t key;
+    uint64_t key;
     std::function<uint64_t(uint32_t)> known;
     std::function<uint64_t(uint64_t, uint64_t)> unknown;
+    uint64_t stamp = 0;
+    const Fresh* fresh = nullptr;
   };
   // The first queue, in id order, whose value reaches `at_least` and that the caller accepts
   // (`take(q)` for a queue with an entry, `take_unknown(lo, hi)` returning the first it accepts of
@@ -89,6 +103,9 @@ class Clock {
   uint32_t first_reaching(const Bound& b, uint64_t at_least, const std::function<bool(uint32_t)>& take,
                           const std::function<uint32_t(uint64_t, uint64_t)>& take_unknown, uint64_t* looked = nullptr) const;
 
+  // Whether the two hold one tree (not only the same knowledge): a join that adds nothing to what
+  // `o` knows leaves this clock holding o's tree, so later joins of the two skip it.
+  bool same_tree(const Clock& o) const { return root_.get() == o.root_.get(); }
   void join(const Clock& o);
   void meet(const Clock& o);
   bool leq(const Clock& o) const;  // everything this clock knows, o knows too
@@ -105,11 +122,16 @@ class Clock {
       auto it = std::find(none_tags.begin(), none_tags.end(), kNoTag);
       (it != none_tags.end() ? *it : none_tags[tag % none_tags.size()]) = tag;
     }
-    // What first_reaching (a largest value) and each_known_queue (the stamp of a "none here")
-    // found here, per key, made when first asked: six keys a node, the same rule for slots.
-    // Reset when written; a copy of the node (copy on write) starts without them.
+    // What first_reaching, max_known and each_known_queue found here, per key: a value (a
+    // largest value, or the stamp of a "none here"), and for stamped answers the argument and
+    // stamp they hold for (first_reaching: the least `at_least` no queue here was taken for;
+    // max_known: its `arg`). Made when first asked, six keys a node, the same rule for slots;
+    // reset when written, and a copy of the node (copy on write) starts without them.
+    struct Slot {
+      uint64_t key = kNoKey, value = 0, arg = 0, stamp = 0;
+    };
     struct Memo {
-      std::array<std::pair<uint32_t, uint64_t>, 6> slot{{{kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}, {kNoTag, 0}}};
+      std::array<Slot, 6> slot;
     };
     struct MemoPtr {
       Memo* p = nullptr;
@@ -120,18 +142,20 @@ class Clock {
       void reset() { delete p, p = nullptr; }
     };
     mutable MemoPtr memo;
-    const uint64_t* recalled(uint32_t key) const {
+    Slot* recalled(uint64_t key) const {
       if (memo.p)
-        for (const auto& [k, v] : memo.p->slot)
-          if (k == key) return &v;
+        for (Slot& sl : memo.p->slot)
+          if (sl.key == key) return &sl;
       return nullptr;
     }
-    void remember(uint32_t key, uint64_t value) const {
+    Slot& remember(uint64_t key) const {  // the slot for `key`, cleared where it was another key's
       if (!memo.p) memo.p = new Memo;
-      std::pair<uint32_t, uint64_t>* slot = nullptr;
-      for (auto& sl : memo.p->slot)
-        if (sl.first == key || (!slot && sl.first == kNoTag)) slot = &sl;
-      *(slot ? slot : &memo.p->slot[key % memo.p->slot.size()]) = {key, value};
+      Slot* slot = nullptr;
+      for (Slot& sl : memo.p->slot)
+        if (sl.key == key || (!slot && sl.key == kNoKey)) slot = &sl;
+      if (!slot) slot = &memo.p->slot[key % memo.p->slot.size()];
+      if (slot->key != key) *slot = Slot{key};
+      return *slot;
     }
     void forget() const {
       none_tags.fill(kNoTag);
@@ -168,6 +192,8 @@ class Clock {
   static bool queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit);
   struct Walk;  // one any_known_queue or each_known_queue (clock.cpp)
   static bool any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Walk& w);
+  struct Fold;  // one max_known (clock.cpp)
+  static uint64_t max_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Fold& w);
   struct Reach;  // one first_reaching (clock.cpp)
   static uint64_t bound_node(const Node* n, uint64_t base, int height, const Reach& r);
   static uint32_t reach_node(const Node* n, uint64_t base, int height, const Reach& r);

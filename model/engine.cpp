@@ -75,9 +75,12 @@ Engine::Engine(const Trace& t, Overrides overrides)
       for (size_t j = 0; j < n; ++j) a.vals[j] = writes_[s][a.idx[j]].value;
       a.suffix_max.assign(n + 1, 0);
       a.suffix_max32.assign(n + 1, 0);
+      a.suffix_min.assign(n + 1, ~uint64_t(0));
       for (size_t j = n; j-- > 0;) {
-        uint64_t v = writes_[s][a.idx[j]].value;
+        const SignalWrite& wj = writes_[s][a.idx[j]];
+        uint64_t v = wj.value;
         a.suffix_max[j] = std::max(a.suffix_max[j + 1], v);
+        a.suffix_min[j] = std::min(a.suffix_min[j + 1], wj.narrow ? v & kLowHalf : v);
         a.suffix_max32[j] = std::max(a.suffix_max32[j + 1], v & kLowHalf);
         if (j + 1 < n) {
           uint64_t next = writes_[s][a.idx[j + 1]].value;
@@ -350,14 +353,16 @@ Engine::ManyLatest& Engine::many_latest(uint32_t s) const {
   if (!m) {
     const auto& agents = by_agent_[s];
     const size_t n = writer_queues_[s].size();
-    std::vector<uint64_t> rank(n), will(n), will32(n), wrote(n), wrote32(n);
+    std::vector<uint64_t> rank(n), will(n), will32(n), wrote(n), wrote32(n), will_below(n), wrote_below(n);
     for (size_t pos = 0; pos < n; ++pos) {
       const AgentWrites& aw = agents[pos];
       rank[pos] = aw.processed ? stamp_base_ + writes_[s][aw.idx[aw.processed - 1]].rank + 1 : 0;
       will[pos] = reach(!aw.idx.empty(), aw.suffix_max[0]), will32[pos] = reach(!aw.idx.empty(), aw.suffix_max32[0]);
       wrote[pos] = reach(aw.processed, aw.processed_max), wrote32[pos] = reach(aw.processed, aw.processed_max32);
+      will_below[pos] = aw.idx.empty() ? 0 : ~aw.suffix_min[0], wrote_below[pos] = aw.processed ? ~aw.processed_min : 0;
     }
-    m = std::make_unique<ManyLatest>(ManyLatest{MaxTree(rank), MaxTree(will), MaxTree(will32), MaxTree(wrote), MaxTree(wrote32)});
+    m = std::make_unique<ManyLatest>(ManyLatest{MaxTree(rank), MaxTree(will), MaxTree(will32), MaxTree(wrote), MaxTree(wrote32),
+                                                MaxTree(will_below), MaxTree(wrote_below)});
     work_ += n;
   }
   return *m;
@@ -381,12 +386,7 @@ void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out
   // writer under them has written since (and, cheaper still, clocks that know no write at all).
   if (knows_no_write(s, k)) return;
   const auto& agents = by_agent_[s];
-  const ManyLatest& m = many_latest(s);
-  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) {
-    if (stamp < stamp_base_ || stamp > stamp_base_ + writes_[s].size()) return false;  // another engine's (clocks shared through overrides)
-    auto [a, b] = writer_places(s, lo, hi);
-    return m.last_rank.max_in(a, b) <= stamp;
-  };
+  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
   auto take = [&](const AgentWrites& aw) {
     bool any = false;
     for (uint32_t i : aw.latest)
@@ -394,9 +394,36 @@ void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out
     return any;
   };
   k.each_known_queue(writer_queues_[s], [&](uint32_t q) { return take(agents[pos_of(s, q)]); }, kLatestTag | s,
-                     stamp_base_ + processed_order_[s].size(), fresh, &work_);
+                     stamp_now(s), fresh, &work_);
   if (!agents.empty() && agents.back().agent == kHostAgent) take(agents.back());
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
+}
+
+bool Engine::unchanged_since(uint32_t s, uint64_t lo, uint64_t hi, uint64_t stamp) const {
+  if (stamp < stamp_base_ || stamp > stamp_base_ + writes_[s].size()) return false;  // another engine's (clocks shared through overrides)
+  auto [a, b] = writer_places(s, lo, hi);
+  return many_latest(s).last_rank.max_in(a, b) <= stamp;
+}
+
+uint32_t Engine::top_known_latest(const WaitCond& cond, const Clock& start) const {
+  const uint32_t s = cond.signal;
+  const auto& agents = by_agent_[s];
+  // Per writer, one more than the rank of its last latest write the start knows that meets the
+  // wait (a writer's latest writes change only where it writes or loses one: unchanged_since).
+  auto top = [&](const AgentWrites& aw) {
+    uint64_t best = 0;
+    for (uint32_t i : aw.latest)
+      if (const SignalWrite& w = writes_[s][i]; cond.met_by(w.value) && known(start, w.event)) best = std::max<uint64_t>(best, w.rank + 1);
+    return best;
+  };
+  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
+  many_latest(s);  // before anything is remembered: from now on, each lost latest write is stamped (drop_known_latest)
+  uint64_t best = 0;
+  if (!knows_no_write(s, start))
+    best = start.max_known(writer_queues_[s], [&](uint32_t q) { return top(agents[pos_of(s, q)]); }, kTopKey | uint64_t(s) << 1 | uint64_t(cond.narrow()),
+                           cond.threshold, stamp_now(s), fresh, &work_);
+  if (!agents.empty() && agents.back().agent == kHostAgent) best = std::max(best, top(agents.back()));
+  return best ? processed_order_[s][best - 1] : kNone;
 }
 
 void Engine::drop_known_latest(uint32_t s, const Clock& end) {
@@ -409,6 +436,9 @@ void Engine::drop_known_latest(uint32_t s, const Clock& end) {
     auto& own = by_agent_[s][writes_[s][i].pos].latest;
     std::erase(own, i);
     if (own.empty()) --latest.agents;
+    // Its writer lost a latest write: what top_known_latest remembered under it may have changed.
+    if (auto& m = many_latest_[s]; m && writes_[s][i].pos < writer_queues_[s].size() && by_agent_[s][writes_[s][i].pos].agent != kHostAgent)
+      m->last_rank.set(writes_[s][i].pos, stamp_now(s) + 1);
   }
   if (latest.order.size() > 2 * latest.live + 16) std::erase_if(latest.order, [&](uint32_t i) { return !latest.in[i]; });
 }
@@ -728,6 +758,7 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
 }
 
 uint32_t Engine::latest_known_match(const WaitCond& cond, const Clock& start) const {
+  if (latest_[cond.signal].live > kLatest && indexed(cond)) return top_known_latest(cond, start);
   std::vector<uint32_t> known_now;
   known_latest(cond.signal, start, known_now);
   return last_meeting(cond, known_now);
@@ -829,15 +860,17 @@ bool Engine::knows_no_matching_writer(const WaitCond& cond, const Clock& start, 
   // Of the queues whose write commands it knows any of (fixed by the entry), the most they will
   // write: subtrees of writers that can never meet the wait are skipped (the relay whose writes
   // are lower than the strays').
+  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
   const Clock::Bound bound{
-      kMatchKey | s << 1 | uint32_t(narrow),
+      kMatchKey | uint64_t(s) << 1 | uint64_t(narrow),
       [&](uint32_t q) -> uint64_t {
         uint32_t pos = pos_of(s, q);
         if (pos == kNone) return 0;
         const AgentWrites& aw = agents[pos];
         return knows_write_command_of(start, s, aw) ? reach(true, (narrow ? aw.suffix_max32 : aw.suffix_max)[0]) : 0;
       },
-      [](uint64_t, uint64_t) -> uint64_t { return 0; }};
+      [](uint64_t, uint64_t) -> uint64_t { return 0; },
+      stamp_now(s), &fresh};
   auto knows_matching = [&](const AgentWrites& aw) { return has_match(aw) && knows_some_write(start, s, aw); };
   uint32_t found = start.first_reaching(bound, at_least, [&](uint32_t q) {
     uint32_t pos = pos_of(s, q);
@@ -861,20 +894,21 @@ bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, Wai
   // order) with an unknown one. Subtrees of the start's clock whose writers cannot have one are
   // skipped: the most a writer under them could still offer (a bound cached on the tree's nodes,
   // the same for every start that shares them) falls short of the wait.
+  // The proof is the last latest write it knows that meets the wait (latest_known); where the
+  // start does not know all that one knew, the general path decides.
   const uint32_t s = cond.signal;
-  std::vector<uint32_t> known_now;
-  known_latest(s, start, known_now);
-  uint32_t proof = kNone;
-  for (size_t j = known_now.size(); j-- > 0 && proof == kNone;)
-    if (const SignalWrite& w = writes_[s][known_now[j]]; cond.met_by(w.value) && w.end->leq(start)) proof = known_now[j];
-  if (proof == kNone) return false;
-  r.latest_known = last_meeting(cond, known_now);
+  const uint32_t proof = top_known_latest(cond, start);
+  if (proof == kNone || !writes_[s][proof].end->leq(start)) return false;
+  r.latest_known = proof;
   const ManyLatest& m = many_latest(s);
   const auto& agents = by_agent_[s];
   const bool narrow = cond.narrow();
   uint32_t first = kNone;
+  // A subtree where no writer had an unknown candidate for a wait this high keeps none until a
+  // writer under it writes (writers that will write a match but have not yet: the bound lets them by).
+  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
   const Clock::Bound bound{
-      s << 1 | uint32_t(narrow),
+      uint64_t(s) << 1 | uint64_t(narrow),
       [&](uint32_t q) -> uint64_t {  // of its writes from the first it does not know (made or not: fixed by the entry)
         uint32_t pos = pos_of(s, q);
         if (pos == kNone) return 0;
@@ -885,7 +919,8 @@ bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, Wai
       [&](uint64_t lo, uint64_t hi) -> uint64_t {
         auto [a, b] = writer_places(s, lo, hi);
         return (narrow ? m.will32 : m.will).max_in(a, b);
-      }};
+      },
+      stamp_now(s), &fresh};
   auto take = [&](uint32_t q) {
     uint32_t pos = pos_of(s, q);
     if (pos == kNone) return false;
@@ -906,6 +941,52 @@ bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, Wai
     r.candidates.push_back(first);
     r.candidate_known.push_back(false);
   }
+  return true;
+}
+
+bool Engine::writers_of_other_values(uint32_t s, const Clock& k, uint64_t v, std::vector<uint32_t>& out) const {
+  out.clear();
+  const auto& agents = by_agent_[s];
+  // (Under overrides a clock need not be down-closed: an ordered writer's known writes need not
+  // be a prefix, which first_unknown_write rests on.)
+  if (agents.size() <= kLatest || !overrides_.empty()) return false;
+  const ManyLatest& m = many_latest(s);
+  // Two walks over k's tree: writers whose writes from the first one k does not know can be more
+  // than v, and those whose can be less (the values complemented, so the larger is wanted). A
+  // writer k knows nothing of counts by what it has written. Every writer the walks reach is
+  // taken (a superset: the caller reads each one's writes).
+  auto walk = [&](bool below) {
+    if (below ? v == 0 : v == ~uint64_t(0)) return;
+    // (Complemented values are kept as they are, not as `reach` keeps them: none is 0, and ~v is 0
+    // only for a value below nothing. `reach` would take 0 and 1 for one.)
+    const uint64_t at_least = below ? ~v + 1 : reach(true, v + 1);
+    const Clock::Bound bound{
+        below ? kBelowKey | s : uint64_t(s) << 1,  // the wide bound resolve_unlisted_many caches too
+        [&](uint32_t q) -> uint64_t {
+          uint32_t pos = pos_of(s, q);
+          if (pos == kNone) return 0;
+          const AgentWrites& aw = agents[pos];
+          size_t j = first_unknown_write(k, s, aw);
+          return j == aw.idx.size() ? 0 : below ? ~aw.suffix_min[j] : reach(true, aw.suffix_max[j]);
+        },
+        [&](uint64_t lo, uint64_t hi) -> uint64_t {
+          auto [a, b] = writer_places(s, lo, hi);
+          return (below ? m.will_below : m.will).max_in(a, b);
+        }};
+    auto take = [&](uint32_t q) { return out.push_back(q), false; };
+    auto take_unknown = [&](uint64_t lo, uint64_t hi) {
+      auto [a, b] = writer_places(s, lo, hi);
+      const MaxTree& wrote = below ? m.wrote_below : m.wrote;
+      for (size_t pos = wrote.next(a, at_least); pos < b; pos = wrote.next(pos + 1, at_least)) out.push_back(writer_queues_[s][pos]);
+      return Clock::kNoQueue;
+    };
+    k.first_reaching(bound, at_least, take, take_unknown, &work_);
+  };
+  walk(false);
+  walk(true);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (agents.back().agent == kHostAgent) out.push_back(kHostAgent);
   return true;
 }
 
@@ -1130,12 +1211,14 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   if (!ordered_agent(aw->agent)) chained_max_[s] = std::max(chained_max_[s], aw->processed);
   aw->processed_max = std::max(aw->processed_max, w.value);
   aw->processed_max32 = std::max(aw->processed_max32, w.value & kLowHalf);
+  aw->processed_min = std::min(aw->processed_min, w.value);
   ix.done.insert({aw->processed_max, w.pos});
   ix.done32.insert({aw->processed_max32, w.pos});
   index_pending(s, w.pos, true);
   if (auto& m = many_latest_[s]; m && aw->agent != kHostAgent) {
     m->last_rank.set(w.pos, stamp_base_ + w.rank + 1);
     m->wrote.set(w.pos, reach(true, aw->processed_max)), m->wrote32.set(w.pos, reach(true, aw->processed_max32));
+    m->wrote_below.set(w.pos, ~aw->processed_min);
   }
 }
 

@@ -190,6 +190,12 @@ class Engine {
   // not know, in increasing order, with some of them perhaps none; false where that is not cheap
   // to tell (then any agent may have).
   bool unknown_writers(uint32_t signal, const Clock& k, std::vector<uint32_t>& agents) const;
+  // Where `signal` has more than kLatest writers: the agents (increasing) that may have made a
+  // processed write of it that `k` does not know with a value other than `v`, some perhaps
+  // none, read from k's tree (Clock::first_reaching over the most and the least each writer's
+  // writes from the first one k does not know can be); false where the writers are few, or in a
+  // round with overrides.
+  bool writers_of_other_values(uint32_t signal, const Clock& k, uint64_t v, std::vector<uint32_t>& agents) const;
   // Whether an agent's writes end in its order (the host, every queue but a chained one).
   bool ordered_agent(uint32_t agent) const;
 
@@ -388,9 +394,11 @@ class Engine {
     std::vector<uint32_t> idx;
     std::vector<uint64_t> vals;  // writes_[signal][idx[j]].value before any write runs (searched often)
     std::vector<uint64_t> suffix_max, suffix_max32;
+    std::vector<uint64_t> suffix_min;  // of the values' lower bounds (a 32-bit write's high half unknown: 0)
     bool monotone = true, monotone32 = true;  // values never decrease (timelines): binary search
     size_t processed = 0;
     uint64_t processed_max = 0, processed_max32 = 0;  // the largest values written so far
+    uint64_t processed_min = ~uint64_t(0);            // and the least
     std::vector<uint32_t> waiters;  // queues whose derived wait needs only this writer's writes
     std::vector<uint32_t> latest;   // its writes among the signal's latest (LatestWrites)
   };
@@ -455,18 +463,29 @@ class Engine {
   // widths; an upper bound, fixed), and the largest it has written (values as `reach` in engine.cpp keeps them).
   struct ManyLatest {
     MaxTree last_rank, will, will32, wrote, wrote32;
+    MaxTree will_below, wrote_below;  // the same for the least value, as ~v (a larger ~v is a lower v; none: 0)
   };
   // The keys of what the engine has a clock's nodes remember per signal s (Clock::Node::Memo;
   // any_known_queue's tags are apart): resolve_unlisted_many's bounds s << 1 | narrow,
-  // knows_no_matching_writer's kMatchKey | s << 1 | narrow, known_latest's kLatestTag | s.
-  // (Signals are fewer than 2^29: a program that large could not be loaded.)
-  static constexpr uint32_t kLatestTag = 1u << 31, kMatchKey = 1u << 30;
+  // knows_no_matching_writer's kMatchKey | s << 1 | narrow, known_latest's kLatestTag | s,
+  // top_known_latest's kTopKey | s << 1 | narrow, writers_of_other_values' kBelowKey | s (and
+  // resolve_unlisted_many's wide bound).
+  static constexpr uint64_t kMatchKey = uint64_t(1) << 32, kLatestTag = uint64_t(2) << 32, kTopKey = uint64_t(3) << 32,
+                            kBelowKey = uint64_t(4) << 32;
   mutable std::vector<std::unique_ptr<ManyLatest>> many_latest_;  // per signal, made when first asked
   // This engine's stamps (Clock::each_known_queue) are stamp_base_ + a signal's writes made so far:
   // a range of its own, taken from one counter for the process, since an override's clock shares
   // nodes with an earlier engine's.
   uint64_t stamp_base_ = 0;
   ManyLatest& many_latest(uint32_t s) const;
+  // The stamp of now for `s`, and whether what was found at `stamp` over the queues [lo, hi) still
+  // holds: no writer there made a write since, nor lost a latest write (drop_known_latest).
+  uint64_t stamp_now(uint32_t s) const { return stamp_base_ + processed_order_[s].size(); }
+  bool unchanged_since(uint32_t s, uint64_t lo, uint64_t hi, uint64_t stamp) const;
+  // The latest write of `s` (more than kLatest) that `start` knows and that meets `cond`, made
+  // last, or kNone: what known_latest then last_meeting give, read from the clock's tree
+  // (Clock::max_known) instead of a list of every latest write it knows.
+  uint32_t top_known_latest(const WaitCond& cond, const Clock& start) const;
   // Writer places [lo, hi) of the queues [lo_queue, hi_queue).
   std::pair<size_t, size_t> writer_places(uint32_t s, uint64_t lo_queue, uint64_t hi_queue) const;
   // resolve_unlisted where the latest writes are many: the first unknown candidate (in writer

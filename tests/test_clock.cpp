@@ -202,6 +202,30 @@ TEST_CASE("clock: any_known_queue visits only queues both know of, and forgets a
   CHECK(asked == 2);
 }
 
+TEST_CASE("clock: a join that adds nothing to the other clock takes its tree") {
+  // A queue's accumulated clock joins each of its ends. Where the end knows all of it, the union
+  // is the end's own tree, shared: the next join skips it instead of walking every subtree both
+  // ever wrote (a queue that gathers thousands of queues, one wait each: quadratic before).
+  Clock end, acc;
+  for (uint32_t q = 0; q < 5000; ++q) {
+    Clock learned;
+    learned.add_end(q * 7, 3);  // what a wait on queue 7q's signal learns
+    end.join(learned);
+    end.add_end(40000, q);  // the gathering queue's own command
+    acc.join(end);
+    REQUIRE(acc.same_tree(end));
+  }
+  CHECK(acc.knows(7 * 4999, 3));
+  CHECK(acc.done(40000) == 5000);
+  // Where the union is more than the other knows, the clock keeps its own tree, and what it knows.
+  Clock more = acc;
+  more.add_end(3, 0);
+  more.join(end);
+  CHECK(!more.same_tree(end));
+  CHECK(more.knows(3, 0));
+  CHECK(end.leq(more));
+}
+
 TEST_CASE("max tree: next, max_in, set and erase agree with a plain walk") {
   qvet::Rng rng{99};
   for (int round = 0; round < 200; ++round) {
@@ -245,7 +269,7 @@ TEST_CASE("clock: first_reaching and each_known_queue find what a plain walk ove
   std::vector<Clock> clocks(1);
   // each_known_queue: queue q "has" the ends in `live[q]`; adding one stamps q, dropping does not.
   std::vector<std::set<uint32_t>> live(kQueues);
-  std::vector<uint64_t> changed(kQueues, 0);
+  std::vector<uint64_t> changed(kQueues, 0), touched(kQueues, 0);  // an end added; added or dropped
   uint64_t stamp = 1;
   for (int round = 0; round < 3000; ++round) {
     Clock c = clocks[rnd(clocks.size())];
@@ -278,11 +302,55 @@ TEST_CASE("clock: first_reaching and each_known_queue find what a plain walk ove
       if (has(q) ? c.done(q) + fixed[k] >= at_least && take(q) : fixed[k] >= at_least && k % 2 == 1) plain = q;
     }
     CHECK(c.first_reaching(b, at_least, take, take_unknown) == plain);
+    // The same with a stamped "none taken here": take_live may change, but only where `fresh`
+    // (the queue got a live end since) says so; a queue losing one only takes less.
+    const Clock::Fresh fresh_live = [&](uint64_t lo, uint64_t hi, uint64_t at) {
+      for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
+        if (changed[size_t(it - ids.begin())] > at) return false;
+      return true;
+    };
+    auto unknown_live = [&](uint32_t q) {
+      for (uint32_t i : live[size_t(slot(q))])
+        if (!c.knows(q, i)) return true;
+      return false;
+    };
+    auto take_live = [&](uint32_t q) { return slot(q) >= 0 && unknown_live(q); };
+    auto take_unknown_live = [&](uint64_t lo, uint64_t hi) {
+      for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
+        if (size_t k = size_t(it - ids.begin()); fixed[k] >= at_least && !live[k].empty()) return *it;
+      return Clock::kNoQueue;
+    };
+    Clock::Bound stamped = b;
+    stamped.key = 6, stamped.stamp = stamp, stamped.fresh = &fresh_live;
+    plain = Clock::kNoQueue;
+    for (size_t k = 0; k < kQueues && plain == Clock::kNoQueue; ++k) {
+      uint32_t q = ids[k];
+      if (has(q) ? c.done(q) + fixed[k] >= at_least && take_live(q) : fixed[k] >= at_least && !live[k].empty()) plain = q;
+    }
+    CHECK(c.first_reaching(stamped, at_least, take_live, take_unknown_live) == plain);
+    // max_known: per queue the highest live end it knows, not counting those `arg` names; the
+    // cache holds for one arg, while nothing under it changed (adding or dropping an end).
+    const uint64_t arg = rnd(3);
+    auto top = [&](uint32_t q) {
+      uint64_t m = 0;
+      for (uint32_t i : live[size_t(slot(q))])
+        if (c.knows(q, i) && i % 3 != arg) m = std::max<uint64_t>(m, i + 1);
+      return m;
+    };
+    const Clock::Fresh fresh_any = [&](uint64_t lo, uint64_t hi, uint64_t at) {
+      for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
+        if (touched[size_t(it - ids.begin())] > at) return false;
+      return true;
+    };
+    uint64_t want_top = 0;
+    for (uint32_t q : known)
+      if (slot(q) >= 0) want_top = std::max(want_top, top(q));
+    CHECK(c.max_known(ids, top, 7, arg, stamp, fresh_any) == want_top);
     // each_known_queue: the queues whose live ends it knows.
     for (uint64_t n = rnd(3); n-- > 0;) {
       size_t k = rnd(kQueues);
-      if (rnd(2) && !live[k].empty()) live[k].erase(live[k].begin());  // dropped: stays "none"
-      else live[k].insert(uint32_t(rnd(12))), changed[k] = ++stamp;
+      if (rnd(2) && !live[k].empty()) live[k].erase(live[k].begin()), touched[k] = ++stamp;  // dropped: stays "none"
+      else live[k].insert(uint32_t(rnd(12))), changed[k] = touched[k] = ++stamp;
     }
     auto knows_live = [&](uint32_t q) {
       for (uint32_t i : live[size_t(slot(q))])

@@ -386,7 +386,7 @@ void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out
   // writer under them has written since (and, cheaper still, clocks that know no write at all).
   if (knows_no_write(s, k)) return;
   const auto& agents = by_agent_[s];
-  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
+  const Clock::Fresh fresh = fresh_for(s);
   auto take = [&](const AgentWrites& aw) {
     bool any = false;
     for (uint32_t i : aw.latest)
@@ -416,7 +416,7 @@ uint32_t Engine::top_known_latest(const WaitCond& cond, const Clock& start) cons
       if (const SignalWrite& w = writes_[s][i]; cond.met_by(w.value) && known(start, w.event)) best = std::max<uint64_t>(best, w.rank + 1);
     return best;
   };
-  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
+  const Clock::Fresh fresh = fresh_for(s);
   many_latest(s);  // before anything is remembered: from now on, each lost latest write is stamped (drop_known_latest)
   uint64_t best = 0;
   if (!knows_no_write(s, start))
@@ -860,7 +860,7 @@ bool Engine::knows_no_matching_writer(const WaitCond& cond, const Clock& start, 
   // Of the queues whose write commands it knows any of (fixed by the entry), the most they will
   // write: subtrees of writers that can never meet the wait are skipped (the relay whose writes
   // are lower than the strays').
-  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
+  const Clock::Fresh fresh = fresh_for(s);
   const Clock::Bound bound{
       kMatchKey | uint64_t(s) << 1 | uint64_t(narrow),
       [&](uint32_t q) -> uint64_t {
@@ -906,21 +906,9 @@ bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, Wai
   uint32_t first = kNone;
   // A subtree where no writer had an unknown candidate for a wait this high keeps none until a
   // writer under it writes (writers that will write a match but have not yet: the bound lets them by).
-  const Clock::Fresh fresh = [&](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
-  const Clock::Bound bound{
-      uint64_t(s) << 1 | uint64_t(narrow),
-      [&](uint32_t q) -> uint64_t {  // of its writes from the first it does not know (made or not: fixed by the entry)
-        uint32_t pos = pos_of(s, q);
-        if (pos == kNone) return 0;
-        const AgentWrites& aw = agents[pos];
-        size_t k = first_unknown_write(start, s, aw);
-        return reach(k < aw.idx.size(), (narrow ? aw.suffix_max32 : aw.suffix_max)[k]);
-      },
-      [&](uint64_t lo, uint64_t hi) -> uint64_t {
-        auto [a, b] = writer_places(s, lo, hi);
-        return (narrow ? m.will32 : m.will).max_in(a, b);
-      },
-      stamp_now(s), &fresh};
+  const Clock::Fresh fresh = fresh_for(s);
+  Clock::Bound bound = will_bound(s, start, narrow ? WillOf::Low : WillOf::Word);
+  bound.stamp = stamp_now(s), bound.fresh = &fresh;
   auto take = [&](uint32_t q) {
     uint32_t pos = pos_of(s, q);
     if (pos == kNone) return false;
@@ -944,6 +932,28 @@ bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, Wai
   return true;
 }
 
+Clock::Fresh Engine::fresh_for(uint32_t s) const {
+  return [this, s](uint64_t lo, uint64_t hi, uint64_t stamp) { return unchanged_since(s, lo, hi, stamp); };
+}
+
+Clock::Bound Engine::will_bound(uint32_t s, const Clock& k, WillOf of) const {
+  const uint64_t key = of == WillOf::Below ? kBelowKey | s : uint64_t(s) << 1 | uint64_t(of == WillOf::Low);
+  return {key,
+          [this, s, &k, of](uint32_t q) -> uint64_t {  // of its writes from the first k does not know (made or not: fixed by the entry)
+            uint32_t pos = pos_of(s, q);
+            if (pos == kNone) return 0;
+            const AgentWrites& aw = by_agent_[s][pos];
+            size_t j = first_unknown_write(k, s, aw);
+            if (j == aw.idx.size()) return 0;
+            return of == WillOf::Below ? ~aw.suffix_min[j] : reach(true, (of == WillOf::Low ? aw.suffix_max32 : aw.suffix_max)[j]);
+          },
+          [this, s, of](uint64_t lo, uint64_t hi) -> uint64_t {
+            auto [a, b] = writer_places(s, lo, hi);
+            const ManyLatest& m = many_latest(s);
+            return (of == WillOf::Below ? m.will_below : of == WillOf::Low ? m.will32 : m.will).max_in(a, b);
+          }};
+}
+
 bool Engine::writers_of_other_values(uint32_t s, const Clock& k, uint64_t v, std::vector<uint32_t>& out) const {
   out.clear();
   const auto& agents = by_agent_[s];
@@ -960,19 +970,7 @@ bool Engine::writers_of_other_values(uint32_t s, const Clock& k, uint64_t v, std
     // (Complemented values are kept as they are, not as `reach` keeps them: none is 0, and ~v is 0
     // only for a value below nothing. `reach` would take 0 and 1 for one.)
     const uint64_t at_least = below ? ~v + 1 : reach(true, v + 1);
-    const Clock::Bound bound{
-        below ? kBelowKey | s : uint64_t(s) << 1,  // the wide bound resolve_unlisted_many caches too
-        [&](uint32_t q) -> uint64_t {
-          uint32_t pos = pos_of(s, q);
-          if (pos == kNone) return 0;
-          const AgentWrites& aw = agents[pos];
-          size_t j = first_unknown_write(k, s, aw);
-          return j == aw.idx.size() ? 0 : below ? ~aw.suffix_min[j] : reach(true, aw.suffix_max[j]);
-        },
-        [&](uint64_t lo, uint64_t hi) -> uint64_t {
-          auto [a, b] = writer_places(s, lo, hi);
-          return (below ? m.will_below : m.will).max_in(a, b);
-        }};
+    const Clock::Bound bound = will_bound(s, k, below ? WillOf::Below : WillOf::Word);
     auto take = [&](uint32_t q) { return out.push_back(q), false; };
     auto take_unknown = [&](uint64_t lo, uint64_t hi) {
       auto [a, b] = writer_places(s, lo, hi);

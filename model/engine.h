@@ -482,6 +482,13 @@ class Engine {
   // holds: no writer there made a write since, nor lost a latest write (drop_known_latest).
   uint64_t stamp_now(uint32_t s) const { return stamp_base_ + processed_order_[s].size(); }
   bool unchanged_since(uint32_t s, uint64_t lo, uint64_t hi, uint64_t stamp) const;
+  Clock::Fresh fresh_for(uint32_t s) const;  // unchanged_since, as a clock's walks ask it
+  // The most (Word, Low: the low half) or the least (Below, complemented: ~v) that each writer's
+  // writes of `s` from the first `k` does not know can be, made or not, and for the queues k knows
+  // nothing of their writers' most or least: one cache key each (resolve_unlisted_many and
+  // writers_of_other_values share Word's).
+  enum class WillOf { Word, Low, Below };
+  Clock::Bound will_bound(uint32_t s, const Clock& k, WillOf of) const;
   // The latest write of `s` (more than kLatest) that `start` knows and that meets `cond`, made
   // last, or kNone: what known_latest then last_meeting give, read from the clock's tree
   // (Clock::max_known) instead of a list of every latest write it knows.

@@ -452,11 +452,13 @@ struct Clock::Fold {
   uint64_t key, arg, stamp;
   const Fresh& fresh;
   uint64_t& looked;
+  const Holds* holds;
 };
 
 uint64_t Clock::max_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Fold& w) {
   if (!n || lo == hi) return 0;
-  if (const Node::Slot* sl = n->recalled(w.key); sl && sl->arg == w.arg && w.fresh(base, end_of(base, n->height), sl->stamp))
+  if (const Node::Slot* sl = n->recalled(w.key);
+      sl && (sl->arg == w.arg || (w.holds && (*w.holds)(sl->arg, sl->value, w.arg))) && w.fresh(base, end_of(base, n->height), sl->stamp))
     return sl->value;
   ++w.looked;
   uint64_t v = 0;
@@ -479,9 +481,9 @@ uint64_t Clock::max_known_node(const Node* n, uint64_t base, const uint32_t* lo,
 }
 
 uint64_t Clock::max_known(const std::vector<uint32_t>& among, const std::function<uint64_t(uint32_t)>& f, uint64_t key,
-                          uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked) const {
+                          uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked, const Holds* holds) const {
   uint64_t n = 0;
-  uint64_t v = max_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, key, arg, stamp, fresh, n});
+  uint64_t v = max_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, key, arg, stamp, fresh, n, holds});
   if (looked) *looked += n;
   return v;
 }

@@ -75,9 +75,14 @@ class Clock {
   // while `fresh` says it holds, so clocks sharing a subtree compute it once while nothing under
   // it changed. `f` may depend only on the clock's entry for q, on `arg` and on caller state that
   // `fresh` answers for. (Engine::top_known_latest: a start's last latest write that meets a
-  // wait, among thousands it knows.)
+  // wait, among thousands it knows.) With `holds`, an answer `value` remembered for another
+  // argument `then` is taken where `holds(then, value, arg)` says it is the answer for `arg` too
+  // (a wait for more than one remembered, whose answer meets it as well: waits whose thresholds
+  // alternate share one slot).
+  using Holds = std::function<bool(uint64_t then, uint64_t value, uint64_t arg)>;
   uint64_t max_known(const std::vector<uint32_t>& among, const std::function<uint64_t(uint32_t)>& f, uint64_t key,
-                     uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked = nullptr) const;
+                     uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked = nullptr,
+                     const Holds* holds = nullptr) const;
 
   // A value per queue that the caller computes from what the clock knows of it, and the largest of
   // them over a subtree, cached on the subtree's node under `key` (a few keys a node) so that

@@ -417,11 +417,17 @@ uint32_t Engine::top_known_latest(const WaitCond& cond, const Clock& start) cons
     return best;
   };
   const Clock::Fresh fresh = fresh_for(s);
+  // The last write meeting a threshold `then` that meets `t >= then` too is the last meeting t
+  // (and none meeting then: none meeting t). `best` may be another engine's (fresh refuses it).
+  const Clock::Holds holds = [&](uint64_t then, uint64_t best, uint64_t t) {
+    return t >= then && (best == 0 || (best <= processed_order_[s].size() &&
+                                       WaitCond{s, t, cond.mask}.met_by(writes_[s][processed_order_[s][best - 1]].value)));
+  };
   many_latest(s);  // before anything is remembered: from now on, each lost latest write is stamped (drop_known_latest)
   uint64_t best = 0;
   if (!knows_no_write(s, start))
     best = start.max_known(writer_queues_[s], [&](uint32_t q) { return top(agents[pos_of(s, q)]); }, kTopKey | uint64_t(s) << 1 | uint64_t(cond.narrow()),
-                           cond.threshold, stamp_now(s), fresh, &work_);
+                           cond.threshold, stamp_now(s), fresh, &work_, &holds);
   if (!agents.empty() && agents.back().agent == kHostAgent) best = std::max(best, top(agents.back()));
   return best ? processed_order_[s][best - 1] : kNone;
 }
@@ -1466,9 +1472,17 @@ bool Engine::has_done(const WaitCond& cond) const {
 void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   QueueState::Proof& pf = qs_[q].proof;
   if (w.host || pf.signal != cond.signal || pf.wait == w.id || cond.narrow() != pf.narrow || !indexed(cond) ||
-      cond.threshold < pf.v || episodes_ != pf.episode || underived_.count(w.id))
+      episodes_ != pf.episode || underived_.count(w.id))
     return;
   if (qs_[q].writes != pf.own) return;
+  // A lower wait has the proven one's pending candidates where no writer's pending value lies
+  // between the two (waits whose thresholds fall, each on the same pending writers, took an
+  // episode each: thousands of stuck heads each time).
+  if (cond.threshold < pf.v) {
+    const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+    ++work_;
+    if (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end() && it->first < pf.v) return;
+  }
   uint32_t only = pf.only;
   if (only != kNone && pending_candidate(w, by_agent_[cond.signal][only], cond) == kNone) only = kNone;
   if (only == kNone && !has_done(cond)) return;  // no candidate but those behind it: unstick's cycle

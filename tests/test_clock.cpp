@@ -346,6 +346,22 @@ TEST_CASE("clock: first_reaching and each_known_queue find what a plain walk ove
     for (uint32_t q : known)
       if (slot(q) >= 0) want_top = std::max(want_top, top(q));
     CHECK(c.max_known(ids, top, 7, arg, stamp, fresh_any) == want_top);
+    // With `holds`: per queue the highest live end it knows whose value (a fixed function of the
+    // end) meets a threshold; an answer remembered for a lower threshold that meets this one too
+    // is this one's (the waits of Engine::top_known_latest, thresholds changing from round to round).
+    auto value = [](uint64_t i) { return (i * 7) % 5; };
+    const uint64_t threshold = rnd(6);
+    auto top_meeting = [&](uint32_t q) {
+      uint64_t m = 0;
+      for (uint32_t i : live[size_t(slot(q))])
+        if (c.knows(q, i) && value(i) >= threshold) m = std::max<uint64_t>(m, i + 1);
+      return m;
+    };
+    const Clock::Holds holds = [&](uint64_t then, uint64_t best, uint64_t t) { return t >= then && (best == 0 || value(best - 1) >= t); };
+    uint64_t want_meeting = 0;
+    for (uint32_t q : known)
+      if (slot(q) >= 0) want_meeting = std::max(want_meeting, top_meeting(q));
+    CHECK(c.max_known(ids, top_meeting, 8, threshold, stamp, fresh_any, nullptr, &holds) == want_meeting);
     // each_known_queue: the queues whose live ends it knows.
     for (uint64_t n = rnd(3); n-- > 0;) {
       size_t k = rnd(kQueues);

@@ -820,33 +820,39 @@ TEST_CASE("model: a queue that gathers thousands of queues waits on their signal
   // wait listed every latest write it knew (known_latest) and visited every writer whose later
   // writes could meet it (first_reaching's bounds are of writes made or not); the gathering queue's
   // accumulated clock kept a tree of its own, which every join walked (70,000 commands: 75 s).
-  auto program = [](int k, const std::string& arch) {
+  // Alternating (qvet gen --shape gather-alternating): the writers write x = 2, and the waits are
+  // x >= 2, x >= 1, x >= 2, ...: each evicted the other's remembered answer (Clock::max_known),
+  // so each walked the k writers' tree again (10^5 commands: 18 s).
+  auto program = [](int k, const std::string& arch, bool alternate) {
     std::string p = "device g " + arch + "\nbuffer a on g " + std::to_string(16 * k) + "\nsignal x on host = 0\nsignal go on host = 0\n";
     for (int q = 0; q <= k; ++q) p += "queue q" + std::to_string(q) + " on g compute\n";
     for (int q = 0; q < k; ++q) p += "signal s" + std::to_string(q) + " on host = 0\n";
     for (int q = 0; q < k; ++q)
-      p += "submit q" + std::to_string(q) + " {\n  signal x = 1\n  signal s" + std::to_string(q) + " = 1\n  wait go >= 1\n  signal x = 2\n}\n";
+      p += "submit q" + std::to_string(q) + " {\n  signal x = " + (alternate ? "2" : "1") + "\n  signal s" + std::to_string(q) +
+           " = 1\n  wait go >= 1\n  signal x = " + (alternate ? "3" : "2") + "\n}\n";
     p += "submit q" + std::to_string(k) + " {\n";
     for (int q = 0; q < k; ++q) p += "  wait s" + std::to_string(q) + " >= 1\n";
-    for (int q = 0; q < k; ++q) p += "  wait x >= 1\n  exec k writes a[" + std::to_string(16 * q) + ":" + std::to_string(16 * q + 16) + "]\n";
+    for (int q = 0; q < k; ++q) p += std::string(alternate && q % 2 == 0 ? "  wait x >= 2" : "  wait x >= 1") + "\n  exec k writes a[" + std::to_string(16 * q) + ":" + std::to_string(16 * q + 16) + "]\n";
     return p + "  signal go = 1\n}\n";
   };
-  for (auto [k, arch] : {std::pair{1000, "strict"}, {8000, "strict"}, {1000, "nv"}, {8000, "nv"}}) {
+  for (auto [k, arch] : {std::pair{1000, "strict"}, {8000, "strict"}, {1000, "nv"}, {8000, "nv"}})
+   for (bool alternate : {false, true}) {
     const std::string device = arch;
     CAPTURE(k);
     CAPTURE(device);
-    auto c = check(program(k, arch));
+    CAPTURE(alternate);
+    auto c = check(program(k, arch, alternate));
     REQUIRE(!c->input_error);
     // Each wait on x adds no ordering (redundant-wait); x = 2 comes after them all, and x = 1
-    // and 2 never race: the gather orders them.
+    // and 2 never race: the gather orders them (alternating: x = 2 and 3).
     CHECK(c->diags.size() == size_t(k));
     for (auto& d : c->diags) CHECK(d.rule == "redundant-wait");
     qvet::Engine e(c->trace);
     qvet::EngineObserver none;
     e.run(none);
     CHECK(!e.forced_any());
-    CHECK(e.work() < 40 * c->trace.cmds.size());  // 20 per command at 1,000 and 8,000 queues, strict and nv; before, a walk over the k writers per wait
-    // The gathering queue's last wait on x: every x = 1 known and none to come before it.
+    CHECK(e.work() < 40 * c->trace.cmds.size());  // 20 per command at 1,000 and 8,000 queues, strict and nv, alternating or not; before, a walk over the k writers per wait (alternating: 171 and 1,239 per command)
+    // The gathering queue's last wait on x: every x = 1 (alternating: 2) known and none to come before it.
     const auto& own = c->trace.queue_cmds[size_t(k)];
     const qvet::WaitResolution* last = e.resolution({false, own[own.size() - 3]});
     REQUIRE(last);
@@ -855,7 +861,7 @@ TEST_CASE("model: a queue that gathers thousands of queues waits on their signal
     REQUIRE(last->count() == size_t(k));
     for (size_t i = 0; i < last->count(); ++i) {
       CHECK(last->known(i));
-      CHECK(e.writes(last->cond.signal)[last->candidate(i)].value == 1);
+      CHECK(e.writes(last->cond.signal)[last->candidate(i)].value == (alternate ? 2 : 1));
     }
   }
   // One more queue writes x = v once, unordered with everything. Each writer's x = 2 now races
@@ -864,7 +870,7 @@ TEST_CASE("model: a queue that gathers thousands of queues waits on their signal
   for (uint64_t v : {1, 3}) {
     CAPTURE(v);
     const int k = 1000;
-    std::string text = program(k, "strict");
+    std::string text = program(k, "strict", false);
     text.insert(text.find("queue q500 "), "queue stray on g compute\n");
     auto c = check(text + "submit stray {\n  signal x = " + std::to_string(v) + "\n}\n");
     REQUIRE(!c->input_error);
@@ -1106,6 +1112,41 @@ TEST_CASE("model: stuck pairs that die from the end of a relay settle in one epi
   CHECK(n.deadlocks == k / 2);
   CHECK(n.cycles == k / 2);
   CHECK(run_engine(*c)->work() < 20 * c->trace.cmds.size());  // 7 per command; an episode per pair over every stuck queue: k^2 / 2
+}
+
+TEST_CASE("model: waits whose thresholds fall inherit the proof that their pending candidates come after them") {
+  // k queues write x = k + 1 and their own s_j, then wait for go and write x = k + 5; the last
+  // queue waits for every s_j, then x >= k, x >= k - 1, ..., x >= 1, then writes go. Each wait's
+  // pending candidates (the x = k + 5 writes) wait for go, after it: derive proves so for the
+  // first, and each lower wait had an episode of its own (over the k stuck writers) because a
+  // proof was handed on only to waits as high. No pending value lies between two thresholds here.
+  const int k = 1000;
+  std::string p = "device g nv\nbuffer a on g " + std::to_string(16 * k) + "\nsignal x on host = 0\nsignal go on host = 0\n";
+  for (int q = 0; q <= k; ++q) p += "queue q" + std::to_string(q) + " on g compute\n";
+  for (int q = 0; q < k; ++q) p += "signal s" + std::to_string(q) + " on host = 0\n";
+  for (int q = 0; q < k; ++q)
+    p += "submit q" + std::to_string(q) + " {\n  signal x = " + std::to_string(k + 1) + "\n  signal s" + std::to_string(q) +
+         " = 1\n  wait go >= 1\n  signal x = " + std::to_string(k + 5) + "\n}\n";
+  p += "submit q" + std::to_string(k) + " {\n";
+  for (int q = 0; q < k; ++q) p += "  wait s" + std::to_string(q) + " >= 1\n";
+  for (int q = 0; q < k; ++q) p += "  wait x >= " + std::to_string(k - q) + "\n  exec k writes a[" + std::to_string(16 * q) + ":" + std::to_string(16 * q + 16) + "]\n";
+  auto c = check(p + "  signal go = 1\n}\n");
+  REQUIRE(!c->input_error);
+  // Each wait on x adds no ordering; no deadlock (the x = k + 5 writes are never needed).
+  size_t redundant = 0;
+  for (auto& d : c->diags) {
+    redundant += d.rule == "redundant-wait";
+    CHECK(d.rule != "deadlock");
+  }
+  CHECK(redundant == size_t(k));
+  auto e = run_engine(*c);
+  CHECK(e->stuck_episodes() <= 2);  // 500 before
+  // The last wait (x >= 1): every x = k + 1 is a known candidate.
+  const auto& own = c->trace.queue_cmds[size_t(k)];
+  const qvet::WaitResolution* last = e->resolution({false, own[own.size() - 3]});
+  REQUIRE(last);
+  CHECK(!last->adds_ordering);
+  CHECK(last->count() == size_t(k));
 }
 
 TEST_CASE("model: stuck waits that the initial value meets are forced together, not one per episode") {

@@ -83,6 +83,9 @@ std::string gen_help() {
          "                                           gather-pending with x = 2 before go and x = 3 after\n"
          "                                           it, and the gathering waits alternating x >= 2 and\n"
          "                                           x >= 1\n"
+         "                            gather-falling gather-pending with x = k + 1 before go and x = k + 5\n"
+         "                                           after it (k = n/7), and the gathering waits x >= k,\n"
+         "                                           x >= k - 1, ..., x >= 1\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -218,7 +221,7 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s = 1");
       emit("}");
     }
-  } else if (o.shape == "gather-pending" || o.shape == "gather-alternating") {
+  } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling") {
     // A gathering queue learns thousands of queues' ends (each join keeps sharing its accumulated
     // clock: Clock::join_node), then waits on x, whose thousands of latest writes it knows
     // (Engine::top_known_latest), while each writer's x = 2, which would meet the wait, waits for
@@ -226,23 +229,26 @@ static std::string generate_shape(const GenOptions& o) {
     // Alternating: the writers write x = 2, then 3, and the waits are x >= 2, x >= 1, x >= 2, ...:
     // the last latest write meeting x >= 1 (x = 2) meets x >= 2 too, so one remembered answer
     // serves both thresholds (Clock::max_known's `holds`) instead of each wait evicting the other's.
-    const bool alternate = o.shape == "gather-alternating";
+    // Falling: the writers write x = k + 1, then k + 5, and the waits are x >= k, x >= k - 1, ...,
+    // x >= 1: each lower wait inherits derive's proof (Engine::inherit), and is answered from what
+    // the one before remembered (max_known's `below`, first_reaching's `refused`).
+    const bool alternate = o.shape == "gather-alternating", falling = o.shape == "gather-falling";
     uint64_t k = std::max<uint64_t>(n / 7, 1);
     declare_queues(k + 1);
     emit("signal x on host = 0");
     emit("signal go on host = 0");
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(j) + " {");
-      emit(alternate ? "  signal x = 2" : "  signal x = 1");
+      emit(falling ? "  signal x = " + std::to_string(k + 1) : alternate ? "  signal x = 2" : "  signal x = 1");
       emit("  signal s" + std::to_string(j) + " = 1");
       emit("  wait go >= 1");
-      emit(alternate ? "  signal x = 3" : "  signal x = 2");
+      emit(falling ? "  signal x = " + std::to_string(k + 5) : alternate ? "  signal x = 3" : "  signal x = 2");
       emit("}");
     }
     emit("submit q" + std::to_string(k) + " {");
     for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
     for (uint64_t j = 0; j < k; ++j) {
-      emit(alternate && j % 2 == 0 ? "  wait x >= 2" : "  wait x >= 1");
+      emit(falling ? "  wait x >= " + std::to_string(k - j) : alternate && j % 2 == 0 ? "  wait x >= 2" : "  wait x >= 1");
       emit("  exec k writes " + range("a", 16 * j, 16));
     }
     emit("  signal go = 1");
@@ -537,7 +543,7 @@ int run_gen(int argc, char** argv) {
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays",
-                                            "gather-pending", "gather-alternating"};
+                                            "gather-pending", "gather-alternating", "gather-falling"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

@@ -453,37 +453,46 @@ struct Clock::Fold {
   const Fresh& fresh;
   uint64_t& looked;
   const Holds* holds;
+  const std::function<uint64_t(uint32_t)>* below;
 };
 
-uint64_t Clock::max_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Fold& w) {
+uint64_t Clock::max_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Fold& w, uint64_t& low) {
   if (!n || lo == hi) return 0;
   if (const Node::Slot* sl = n->recalled(w.key);
-      sl && (sl->arg == w.arg || (w.holds && (*w.holds)(sl->arg, sl->value, w.arg))) && w.fresh(base, end_of(base, n->height), sl->stamp))
+      sl && (sl->arg == w.arg || (w.holds && (*w.holds)(sl->arg, sl->value, w.arg)) || (w.below && sl->low < w.arg && w.arg < sl->arg)) &&
+      w.fresh(base, end_of(base, n->height), sl->stamp)) {
+    low = std::max(low, sl->low);  // (taken through `holds`: it holds for every argument from then to arg)
     return sl->value;
+  }
   ++w.looked;
-  uint64_t v = 0;
+  uint64_t v = 0, mine = 0;
   if (n->height == 0) {
     w.looked += uint64_t(hi - lo);
     const Leaf& l = *static_cast<const Leaf*>(n);
     for (const uint32_t* q = lo; q != hi; ++q)
-      if (l.find(*q)) v = std::max(v, w.f(*q));
+      if (l.find(*q)) {
+        v = std::max(v, w.f(*q));
+        if (w.below) mine = std::max(mine, (*w.below)(*q));
+      }
   } else {
     const uint64_t span = uint64_t(1) << (kBits * n->height);
     for (uint32_t k = 0; k < kFan && lo != hi; ++k) {
       const uint32_t* mid = std::partition_point(lo, hi, [&](uint32_t q) { return q < base + (k + 1) * span; });
-      v = std::max(v, max_known_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, lo, mid, w));
+      v = std::max(v, max_known_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, lo, mid, w, mine));
       lo = mid;
     }
   }
   Node::Slot& sl = n->remember(w.key);
-  sl.value = v, sl.arg = w.arg, sl.stamp = w.stamp;
+  sl.value = v, sl.arg = w.arg, sl.stamp = w.stamp, sl.low = w.below ? std::min(mine, w.arg) : w.arg;
+  low = std::max(low, sl.low);
   return v;
 }
 
 uint64_t Clock::max_known(const std::vector<uint32_t>& among, const std::function<uint64_t(uint32_t)>& f, uint64_t key,
-                          uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked, const Holds* holds) const {
-  uint64_t n = 0;
-  uint64_t v = max_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, key, arg, stamp, fresh, n, holds});
+                          uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked, const Holds* holds,
+                          const std::function<uint64_t(uint32_t)>* below) const {
+  uint64_t n = 0, low = 0;
+  uint64_t v = max_known_node(root_.get(), 0, among.data(), among.data() + among.size(), {f, key, arg, stamp, fresh, n, holds, below}, low);
   if (looked) *looked += n;
   return v;
 }
@@ -519,32 +528,52 @@ uint64_t Clock::bound_node(const Node* n, uint64_t base, int height, const Reach
   return v;
 }
 
-uint32_t Clock::reach_node(const Node* n, uint64_t base, int height, const Reach& r) {
+// `floor` is raised to the largest `at_least` at which a queue here might be taken, where none was.
+uint32_t Clock::reach_node(const Node* n, uint64_t base, int height, const Reach& r, uint64_t& floor) {
   const uint64_t end = end_of(base, height);
-  if (!n) return r.b.unknown(base, end) >= r.at_least ? r.take_unknown(base, end) : kNoQueue;
-  if (bound_node(n, base, height, r) < r.at_least) return kNoQueue;
+  auto gap = [&](uint64_t lo, uint64_t hi, uint64_t& f) {  // queues [lo, hi) it knows nothing of
+    if (const uint64_t u = r.b.unknown(lo, hi); u < r.at_least) {
+      f = std::max(f, u);
+      return kNoQueue;
+    }
+    const uint32_t q = r.take_unknown(lo, hi);
+    if (q == kNoQueue) f = std::max(f, r.at_least - 1);  // (at_least is at least u + 1 here)
+    return q;
+  };
+  if (!n) return gap(base, end, floor);
+  if (const uint64_t v = bound_node(n, base, height, r); v < r.at_least) {
+    floor = std::max(floor, v);
+    return kNoQueue;
+  }
   // Taken for none here at an `at_least` this low, and nothing has changed under it since.
   const Node::Slot* sl = r.b.fresh ? n->recalled(r.b.key) : nullptr;
-  if (sl && sl->arg && r.at_least >= sl->arg && (*r.b.fresh)(base, end, sl->stamp)) return kNoQueue;
+  if (sl && sl->arg && r.at_least >= sl->arg && (*r.b.fresh)(base, end, sl->stamp)) {
+    floor = std::max(floor, sl->arg - 1);
+    return kNoQueue;
+  }
   ++r.looked;
   uint32_t found = kNoQueue;
+  uint64_t mine = 0;
   if (height == 0) {
     uint64_t next = base;
-    auto gap = [&](uint64_t hi) { return hi > next && r.b.unknown(next, hi) >= r.at_least ? r.take_unknown(next, hi) : kNoQueue; };
     for (const Entry& e : static_cast<const Leaf*>(n)->q) {
-      if ((found = gap(e.queue)) != kNoQueue) return found;
-      if (r.b.known(e.queue) >= r.at_least && r.take(e.queue)) return e.queue;
+      if (e.queue > next && (found = gap(next, e.queue, mine)) != kNoQueue) return found;
+      if (const uint64_t kv = r.b.known(e.queue); kv < r.at_least) mine = std::max(mine, kv);
+      else if (r.take(e.queue)) return e.queue;
+      else mine = std::max(mine, r.b.refused ? std::min(r.b.refused(e.queue), r.at_least - 1) : r.at_least - 1);
       next = uint64_t(e.queue) + 1;
     }
-    found = gap(end);
+    if (next < end) found = gap(next, end, mine);
   } else {
     const uint64_t span = uint64_t(1) << (kBits * height);
     for (uint32_t k = 0; k < kFan && found == kNoQueue; ++k)
-      found = reach_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, height - 1, r);
+      found = reach_node(static_cast<const Inner*>(n)->kid[k].get(), base + k * span, height - 1, r, mine);
   }
-  if (found == kNoQueue && r.b.fresh)
-    if (Node::Slot* mine = n->recalled(r.b.key)) mine->arg = r.at_least, mine->stamp = r.b.stamp;
-  return found;
+  if (found != kNoQueue) return found;
+  floor = std::max(floor, mine);
+  if (r.b.fresh)
+    if (Node::Slot* slot = n->recalled(r.b.key)) slot->arg = mine + 1, slot->stamp = r.b.stamp;
+  return kNoQueue;
 }
 
 uint32_t Clock::first_reaching(const Bound& b, uint64_t at_least, const std::function<bool(uint32_t)>& take,
@@ -553,7 +582,8 @@ uint32_t Clock::first_reaching(const Bound& b, uint64_t at_least, const std::fun
   Reach r{b, at_least, take, take_unknown, n};
   const int h = root_ ? root_->height : -1;
   uint64_t covered = root_ ? uint64_t(kFan) << (kBits * h) : 0;  // queues [0, covered) under the root
-  uint32_t q = root_ ? reach_node(root_.get(), 0, h, r) : kNoQueue;
+  uint64_t floor = 0;
+  uint32_t q = root_ ? reach_node(root_.get(), 0, h, r, floor) : kNoQueue;
   const uint64_t all = uint64_t(1) << 32;
   if (q == kNoQueue && covered < all && b.unknown(covered, all) >= at_least) q = take_unknown(covered, all);
   if (looked) *looked += n;

@@ -78,11 +78,13 @@ class Clock {
   // wait, among thousands it knows.) With `holds`, an answer `value` remembered for another
   // argument `then` is taken where `holds(then, value, arg)` says it is the answer for `arg` too
   // (a wait for more than one remembered, whose answer meets it as well: waits whose thresholds
-  // alternate share one slot).
+  // alternate share one slot). With `below`, `below(q)` is the largest argument under `arg` at
+  // which f(q) may differ (0: none), and an answer remembered for `then` is taken for any `arg` in
+  // (the largest below(q) under the node, then]: thresholds that fall, with no value between.
   using Holds = std::function<bool(uint64_t then, uint64_t value, uint64_t arg)>;
   uint64_t max_known(const std::vector<uint32_t>& among, const std::function<uint64_t(uint32_t)>& f, uint64_t key,
                      uint64_t arg, uint64_t stamp, const Fresh& fresh, uint64_t* looked = nullptr,
-                     const Holds* holds = nullptr) const;
+                     const Holds* holds = nullptr, const std::function<uint64_t(uint32_t)>* below = nullptr) const;
 
   // A value per queue that the caller computes from what the clock knows of it, and the largest of
   // them over a subtree, cached on the subtree's node under `key` (a few keys a node) so that
@@ -91,13 +93,17 @@ class Clock {
   // nothing but those entries and never change for one key (nor for a clock of the same trace).
   // With `fresh`, a subtree where no queue was taken is remembered too, with `stamp`, and
   // skipped for an `at_least` as high while `fresh` says it holds: then `take` may also depend on
-  // caller state that `fresh` answers for (writes made since), and on nothing else.
+  // caller state that `fresh` answers for (writes made since), and on nothing else. With
+  // `refused`, `refused(q)` for a queue `take` refused is the largest `at_least` at which it might
+  // take it (0: none), and the subtree is skipped for any `at_least` above the largest of those
+  // and of the values that fell short: waits whose thresholds fall, each refused the same writers.
   struct Bound {
     uint64_t key;
     std::function<uint64_t(uint32_t)> known;
     std::function<uint64_t(uint64_t, uint64_t)> unknown;
     uint64_t stamp = 0;
     const Fresh* fresh = nullptr;
+    std::function<uint64_t(uint32_t)> refused;
   };
   // The first queue, in id order, whose value reaches `at_least` and that the caller accepts
   // (`take(q)` for a queue with an entry, `take_unknown(lo, hi)` returning the first it accepts of
@@ -134,6 +140,7 @@ class Clock {
     // reset when written, and a copy of the node (copy on write) starts without them.
     struct Slot {
       uint64_t key = kNoKey, value = 0, arg = 0, stamp = 0;
+      uint64_t low = 0;  // max_known with `below`: the answer holds for arguments in (low, arg]
     };
     struct Memo {
       std::array<Slot, 6> slot;
@@ -198,10 +205,10 @@ class Clock {
   struct Walk;  // one any_known_queue or each_known_queue (clock.cpp)
   static bool any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Walk& w);
   struct Fold;  // one max_known (clock.cpp)
-  static uint64_t max_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Fold& w);
+  static uint64_t max_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Fold& w, uint64_t& low);
   struct Reach;  // one first_reaching (clock.cpp)
   static uint64_t bound_node(const Node* n, uint64_t base, int height, const Reach& r);
-  static uint32_t reach_node(const Node* n, uint64_t base, int height, const Reach& r);
+  static uint32_t reach_node(const Node* n, uint64_t base, int height, const Reach& r, uint64_t& floor);
 
   const Trace* t_ = nullptr;
   int64_t host_ = -1;

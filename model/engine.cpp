@@ -423,11 +423,18 @@ uint32_t Engine::top_known_latest(const WaitCond& cond, const Clock& start) cons
     return t >= then && (best == 0 || (best <= processed_order_[s].size() &&
                                        WaitCond{s, t, cond.mask}.met_by(writes_[s][processed_order_[s][best - 1]].value)));
   };
+  // A lower wait's answer differs only where a known latest write meets it and not the higher.
+  const std::function<uint64_t(uint32_t)> below = [&](uint32_t q) {
+    uint64_t most = 0;
+    for (uint32_t i : agents[pos_of(s, q)].latest)
+      if (const SignalWrite& w = writes_[s][i]; !cond.met_by(w.value) && known(start, w.event)) most = std::max(most, w.value & cond.mask);
+    return most;
+  };
   many_latest(s);  // before anything is remembered: from now on, each lost latest write is stamped (drop_known_latest)
   uint64_t best = 0;
   if (!knows_no_write(s, start))
     best = start.max_known(writer_queues_[s], [&](uint32_t q) { return top(agents[pos_of(s, q)]); }, kTopKey | uint64_t(s) << 1 | uint64_t(cond.narrow()),
-                           cond.threshold, stamp_now(s), fresh, &work_, &holds);
+                           cond.threshold, stamp_now(s), fresh, &work_, &holds, &below);
   if (!agents.empty() && agents.back().agent == kHostAgent) best = std::max(best, top(agents.back()));
   return best ? processed_order_[s][best - 1] : kNone;
 }
@@ -876,7 +883,12 @@ bool Engine::knows_no_matching_writer(const WaitCond& cond, const Clock& start, 
         return knows_write_command_of(start, s, aw) ? reach(true, (narrow ? aw.suffix_max32 : aw.suffix_max)[0]) : 0;
       },
       [](uint64_t, uint64_t) -> uint64_t { return 0; },
-      stamp_now(s), &fresh};
+      stamp_now(s), &fresh,
+      [&](uint32_t q) -> uint64_t {  // a known writer refused is taken for a wait as high as it wrote
+        uint32_t pos = pos_of(s, q);
+        if (pos == kNone || !knows_some_write(start, s, agents[pos])) return 0;
+        return reach(agents[pos].processed, narrow ? agents[pos].processed_max32 : agents[pos].processed_max);
+      }};
   auto knows_matching = [&](const AgentWrites& aw) { return has_match(aw) && knows_some_write(start, s, aw); };
   uint32_t found = start.first_reaching(bound, at_least, [&](uint32_t q) {
     uint32_t pos = pos_of(s, q);
@@ -915,6 +927,12 @@ bool Engine::resolve_unlisted_many(const WaitCond& cond, const Clock& start, Wai
   const Clock::Fresh fresh = fresh_for(s);
   Clock::Bound bound = will_bound(s, start, narrow ? WillOf::Low : WillOf::Word);
   bound.stamp = stamp_now(s), bound.fresh = &fresh;
+  bound.refused = [&](uint32_t q) -> uint64_t {  // a writer with no unknown write made: for no wait
+    uint32_t pos = pos_of(s, q);
+    if (pos == kNone) return 0;
+    const AgentWrites& aw = agents[pos];
+    return first_unknown_write(start, s, aw) >= aw.processed ? 0 : reach(true, narrow ? aw.processed_max32 : aw.processed_max);
+  };
   auto take = [&](uint32_t q) {
     uint32_t pos = pos_of(s, q);
     if (pos == kNone) return false;
@@ -957,7 +975,8 @@ Clock::Bound Engine::will_bound(uint32_t s, const Clock& k, WillOf of) const {
             auto [a, b] = writer_places(s, lo, hi);
             const ManyLatest& m = many_latest(s);
             return (of == WillOf::Below ? m.will_below : of == WillOf::Low ? m.will32 : m.will).max_in(a, b);
-          }};
+          },
+          0, nullptr, {}};
 }
 
 bool Engine::writers_of_other_values(uint32_t s, const Clock& k, uint64_t v, std::vector<uint32_t>& out) const {

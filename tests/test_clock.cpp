@@ -289,7 +289,8 @@ TEST_CASE("clock: first_reaching and each_known_queue find what a plain walk ove
                            for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
                              m = std::max(m, fixed[size_t(it - ids.begin())]);
                            return m;
-                         }};
+                         },
+                         0, nullptr, {}};
     auto take = [&](uint32_t q) { return slot(q) >= 0 && c.done(q) % 2 == 1; };
     auto take_unknown = [&](uint64_t lo, uint64_t hi) {
       for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
@@ -328,6 +329,32 @@ TEST_CASE("clock: first_reaching and each_known_queue find what a plain walk ove
       if (has(q) ? c.done(q) + fixed[k] >= at_least && take_live(q) : fixed[k] >= at_least && !live[k].empty()) plain = q;
     }
     CHECK(c.first_reaching(stamped, at_least, take_live, take_unknown_live) == plain);
+    // The same with a take that depends on at_least, and `refused`: a subtree where none was taken
+    // is skipped for any at_least above the most its refused queues could be taken for (thresholds
+    // falling from round to round). A queue's worth: the most of its unknown live ends' weights.
+    auto worth = [&](uint32_t q) {
+      uint64_t m = 0;
+      for (uint32_t i : live[size_t(slot(q))])
+        if (!c.knows(q, i)) m = std::max<uint64_t>(m, (i * 5) % 11 + 1);
+      return m;
+    };
+    const uint64_t high = 6 + rnd(8);
+    for (uint64_t as_high : {high, rnd(high), rnd(3)}) {  // falling, on one clock: the second and third reuse what the first remembered
+      auto take_worth = [&](uint32_t q) { return slot(q) >= 0 && worth(q) >= as_high; };
+      Clock::Bound refusing = stamped;
+      refusing.key = 11, refusing.refused = [&](uint32_t q) { return slot(q) >= 0 ? worth(q) : 0; };
+      plain = Clock::kNoQueue;
+      for (size_t k = 0; k < kQueues && plain == Clock::kNoQueue; ++k) {
+        uint32_t q = ids[k];
+        if (has(q) ? c.done(q) + fixed[k] >= as_high && take_worth(q) : fixed[k] >= as_high && fixed[k] % 16 == 0 && !live[k].empty()) plain = q;
+      }
+      auto take_unknown_high = [&](uint64_t lo, uint64_t hi) {
+        for (auto it = std::lower_bound(ids.begin(), ids.end(), lo); it != ids.end() && *it < hi; ++it)
+          if (size_t k = size_t(it - ids.begin()); fixed[k] >= as_high && fixed[k] % 16 == 0 && !live[k].empty()) return *it;  // seldom
+        return Clock::kNoQueue;
+      };
+      CHECK(c.first_reaching(refusing, as_high, take_worth, take_unknown_high) == plain);
+    }
     // max_known: per queue the highest live end it knows, not counting those `arg` names; the
     // cache holds for one arg, while nothing under it changed (adding or dropping an end).
     const uint64_t arg = rnd(3);
@@ -350,18 +377,28 @@ TEST_CASE("clock: first_reaching and each_known_queue find what a plain walk ove
     // end) meets a threshold; an answer remembered for a lower threshold that meets this one too
     // is this one's (the waits of Engine::top_known_latest, thresholds changing from round to round).
     auto value = [](uint64_t i) { return (i * 7) % 5; };
-    const uint64_t threshold = rnd(6);
-    auto top_meeting = [&](uint32_t q) {
-      uint64_t m = 0;
-      for (uint32_t i : live[size_t(slot(q))])
-        if (c.knows(q, i) && value(i) >= threshold) m = std::max<uint64_t>(m, i + 1);
-      return m;
-    };
-    const Clock::Holds holds = [&](uint64_t then, uint64_t best, uint64_t t) { return t >= then && (best == 0 || value(best - 1) >= t); };
-    uint64_t want_meeting = 0;
-    for (uint32_t q : known)
-      if (slot(q) >= 0) want_meeting = std::max(want_meeting, top_meeting(q));
-    CHECK(c.max_known(ids, top_meeting, 8, threshold, stamp, fresh_any, nullptr, &holds) == want_meeting);
+    for (uint64_t threshold : {rnd(6), rnd(6), rnd(6)}) {  // on one clock: each reuses what the one before remembered
+      auto top_meeting = [&](uint32_t q) {
+        uint64_t m = 0;
+        for (uint32_t i : live[size_t(slot(q))])
+          if (c.knows(q, i) && value(i) >= threshold) m = std::max<uint64_t>(m, i + 1);
+        return m;
+      };
+      const Clock::Holds holds = [&](uint64_t then, uint64_t best, uint64_t t) { return t >= then && (best == 0 || value(best - 1) >= t); };
+      uint64_t want_meeting = 0;
+      for (uint32_t q : known)
+        if (slot(q) >= 0) want_meeting = std::max(want_meeting, top_meeting(q));
+      CHECK(c.max_known(ids, top_meeting, 8, threshold, stamp, fresh_any, nullptr, &holds) == want_meeting);
+      // And with `below` (the largest value of a known live end that does not meet it): an answer
+      // remembered for a higher threshold is taken where no such value lies between the two.
+      const std::function<uint64_t(uint32_t)> below = [&](uint32_t q) {
+        uint64_t m = 0;
+        for (uint32_t i : live[size_t(slot(q))])
+          if (c.knows(q, i) && value(i) < threshold) m = std::max<uint64_t>(m, value(i));
+        return m;
+      };
+      CHECK(c.max_known(ids, top_meeting, 10, threshold, stamp, fresh_any, nullptr, &holds, &below) == want_meeting);
+    }
     // each_known_queue: the queues whose live ends it knows.
     for (uint64_t n = rnd(3); n-- > 0;) {
       size_t k = rnd(kQueues);

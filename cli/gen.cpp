@@ -234,21 +234,23 @@ static std::string generate_shape(const GenOptions& o) {
     // the one before remembered (max_known's `below`, first_reaching's `refused`).
     const bool alternate = o.shape == "gather-alternating", falling = o.shape == "gather-falling";
     uint64_t k = std::max<uint64_t>(n / 7, 1);
+    const uint64_t before_go = falling ? k + 1 : alternate ? 2 : 1, after_go = falling ? k + 5 : before_go + 1;
+    auto threshold = [&](uint64_t j) -> uint64_t { return falling ? k - j : alternate && j % 2 == 0 ? 2 : 1; };
     declare_queues(k + 1);
     emit("signal x on host = 0");
     emit("signal go on host = 0");
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(j) + " {");
-      emit(falling ? "  signal x = " + std::to_string(k + 1) : alternate ? "  signal x = 2" : "  signal x = 1");
+      emit("  signal x = " + std::to_string(before_go));
       emit("  signal s" + std::to_string(j) + " = 1");
       emit("  wait go >= 1");
-      emit(falling ? "  signal x = " + std::to_string(k + 5) : alternate ? "  signal x = 3" : "  signal x = 2");
+      emit("  signal x = " + std::to_string(after_go));
       emit("}");
     }
     emit("submit q" + std::to_string(k) + " {");
     for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
     for (uint64_t j = 0; j < k; ++j) {
-      emit(falling ? "  wait x >= " + std::to_string(k - j) : alternate && j % 2 == 0 ? "  wait x >= 2" : "  wait x >= 1");
+      emit("  wait x >= " + std::to_string(threshold(j)));
       emit("  exec k writes " + range("a", 16 * j, 16));
     }
     emit("  signal go = 1");

@@ -86,6 +86,14 @@ std::string gen_help() {
          "                            gather-falling gather-pending with x = k + 1 before go and x = k + 5\n"
          "                                           after it (k = n/7), and the gathering waits x >= k,\n"
          "                                           x >= k - 1, ..., x >= 1\n"
+         "                            gather-signals gather-pending with eight signals x0..x7 in place of x, each\n"
+         "                                           written 1, then 2 after go (k = n/21), and the\n"
+         "                                           gathering waits x0 >= 1, x1 >= 1, ..., x7 >= 1, x0 ...\n"
+         "                            fan-in-signals fan-in-relay with eight signals y0..y7 in place of s: writer j\n"
+         "                                           writes y(j % 8), reader j waits for it\n"
+         "                            gather-forced  gather-pending and two more queues `wait f >= 1; signal f = 1`,\n"
+         "                                           f starting at 1: both are forced, and a second round\n"
+         "                                           runs with them as overrides\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -221,7 +229,7 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s = 1");
       emit("}");
     }
-  } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling") {
+  } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling" || o.shape == "gather-forced") {
     // A gathering queue learns thousands of queues' ends (each join keeps sharing its accumulated
     // clock: Clock::join_node), then waits on x, whose thousands of latest writes it knows
     // (Engine::top_known_latest), while each writer's x = 2, which would meet the wait, waits for
@@ -232,13 +240,18 @@ static std::string generate_shape(const GenOptions& o) {
     // Falling: the writers write x = k + 1, then k + 5, and the waits are x >= k, x >= k - 1, ...,
     // x >= 1: each lower wait inherits derive's proof (Engine::inherit), and is answered from what
     // the one before remembered (max_known's `below`, first_reaching's `refused`).
+    // Forced: two more queues force each other's wait, which the initial value meets: they learn
+    // nothing, so the second round's clocks are down-closed as the first's (Clock::open), and its
+    // waits on x take the same shortcuts.
     const bool alternate = o.shape == "gather-alternating", falling = o.shape == "gather-falling";
     uint64_t k = std::max<uint64_t>(n / 7, 1);
     const uint64_t before_go = falling ? k + 1 : alternate ? 2 : 1, after_go = falling ? k + 5 : before_go + 1;
     auto threshold = [&](uint64_t j) -> uint64_t { return falling ? k - j : alternate && j % 2 == 0 ? 2 : 1; };
+    const bool forced = o.shape == "gather-forced";
     declare_queues(k + 1);
     emit("signal x on host = 0");
     emit("signal go on host = 0");
+    if (forced) emit("queue fa on gpu0 compute"), emit("queue fb on gpu0 compute"), emit("signal f on host = 1");
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(j) + " {");
       emit("  signal x = " + std::to_string(before_go));
@@ -255,25 +268,55 @@ static std::string generate_shape(const GenOptions& o) {
     }
     emit("  signal go = 1");
     emit("}");
-  } else if (o.shape == "fan-in-relay") {
+    for (const char* q : {"fa", "fb"})
+      if (forced) emit("submit " + std::string(q) + " {"), emit("  wait f >= 1"), emit("  signal f = 1"), emit("}");
+  } else if (o.shape == "gather-signals") {
+    // gather-pending over eight signals asked in turn: each signal is asked of the gathering
+    // queue's clock under three or four keys (Clock's memo keeps every key a node is asked), and
+    // each wait follows one on another signal (Engine::inherit: the tree derive cleared).
+    constexpr uint64_t kSignals = 8;
+    uint64_t k = std::max<uint64_t>(n / (5 + 2 * kSignals), 1);
+    declare_queues(k + 1);
+    for (uint64_t m = 0; m < kSignals; ++m) emit("signal x" + std::to_string(m) + " on host = 0");
+    emit("signal go on host = 0");
+    for (uint64_t j = 0; j < k; ++j) {
+      emit("submit q" + std::to_string(j) + " {");
+      for (uint64_t m = 0; m < kSignals; ++m) emit("  signal x" + std::to_string(m) + " = 1");
+      emit("  signal s" + std::to_string(j) + " = 1");
+      emit("  wait go >= 1");
+      for (uint64_t m = 0; m < kSignals; ++m) emit("  signal x" + std::to_string(m) + " = 2");
+      emit("}");
+    }
+    emit("submit q" + std::to_string(k) + " {");
+    for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
+    for (uint64_t j = 0; j < k; ++j) {
+      emit("  wait x" + std::to_string(j % kSignals) + " >= 1");
+      emit("  exec k writes " + range("a", 16 * j, 16));
+    }
+    emit("  signal go = 1");
+    emit("}");
+  } else if (o.shape == "fan-in-relay" || o.shape == "fan-in-signals") {
     // fan-in, and the readers take turns on t: a reader's wait on s knows thousands of queues (the
     // readers before it) and no writer's, which it must tell without a walk over either. Writers
     // and readers alternate in queue ids (q2j writes, q2j+1 reads), so no part of a reader's clock
     // is free of writers (Clock::any_known_queue, Engine::knows_no_write).
+    // fan-in-signals: eight signals in turn, each remembered of the shared nodes under its own tag.
+    const bool eight = o.shape == "fan-in-signals";
+    auto signal = [&](uint64_t j) { return eight ? "y" + std::to_string(j % 8) : std::string("s"); };
     uint64_t k = std::max<uint64_t>(n / 7, 1);
     declare_queues(2 * k);
-    emit("signal s on host = 0");
+    for (uint64_t m = 0; m < (eight ? 8 : 1); ++m) emit("signal " + signal(m) + " on host = 0");
     emit("signal t on host = 0");
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(2 * j) + " {");
       emit("  exec k writes " + range("a", 16 * j, 16));
-      emit("  signal s = 1");
+      emit("  signal " + signal(j) + " = 1");
       emit("}");
     }
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(2 * j + 1) + " {");
       emit("  wait t >= " + std::to_string(j));
-      emit("  wait s >= 1");
+      emit("  wait " + signal(j) + " >= 1");
       emit("  exec k reads " + range("a", 16 * j, 16));
       emit("  signal t = " + std::to_string(j + 1));
       emit("}");
@@ -545,7 +588,7 @@ int run_gen(int argc, char** argv) {
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays",
-                                            "gather-pending", "gather-alternating", "gather-falling"};
+                                            "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

@@ -394,7 +394,7 @@ bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queu
 
 struct Clock::Walk {
   const std::function<bool(uint32_t)>& f;
-  uint32_t tag;  // any_known_queue's static tag (none_tags)
+  uint32_t tag;  // any_known_queue's static tag (Node::none_for)
   uint64_t key;  // each_known_queue's stamped memo
   uint64_t stamp;
   const Fresh* fresh;  // null: any_known_queue (stops at the first queue f holds for)
@@ -621,6 +621,7 @@ void Clock::join_node(Ref& a, const Ref& b, int height) {
 
 void Clock::join(const Clock& o) {
   if (!t_) t_ = o.t_;
+  open_ |= o.open_;
   see_host(o.host_);
   if (!o.root_ || root_.get() == o.root_.get()) return;
   int hb = o.root_->height;
@@ -657,6 +658,7 @@ void Clock::meet_node(Ref& a, const Ref& b, int height) {
 
 void Clock::meet(const Clock& o) {
   if (!t_) t_ = o.t_;
+  open_ |= o.open_;  // (what an open clock knows of an event's end need not be in the other)
   host_ = std::min(host_, o.host_);
   if (root_.get() == o.root_.get()) return;
   // Only the first queues of the taller root meet the other's: its first kids down to the other's height.

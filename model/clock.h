@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 namespace qvet {
@@ -37,9 +38,14 @@ class Clock {
   Clock() = default;
   explicit Clock(const Trace* t) : t_(t) {}
 
+  // Whether it may not be down-closed: it may know an event without knowing all that the event's
+  // end knows, or know events not run yet (Engine: an earlier round's clock that a forced wait
+  // learned from). Joins and meets carry it; the shortcuts that rest on down-closed clocks ask it.
+  bool open() const { return open_; }
+  void set_open(bool open) { open_ = open; }
   int64_t host() const { return host_; }
-  void see_host(int64_t h) { host_ = h > host_ ? h : host_; }
-  void unsee_host(int64_t h) { host_ = h - 1 < host_ ? h - 1 : host_; }  // undoes see_host(h) of the next host event
+  void see_host(int64_t h) { host_ = h > host_ ? int32_t(h) : host_; }
+  void unsee_host(int64_t h) { host_ = h - 1 < host_ ? int32_t(h - 1) : host_; }  // undoes see_host(h) of the next host event
   bool knows_host(uint32_t h) const { return int64_t(h) <= host_; }
   bool knows(uint32_t queue, uint32_t index) const;
   void add_end(uint32_t queue, uint32_t index);  // the end of command `index` of `queue` happened
@@ -52,13 +58,15 @@ class Clock {
   bool queues(std::vector<uint32_t>& out, size_t limit) const;
   // Calls `f` for each of `among` (sorted queue ids) that it knows anything of, in order, until
   // `f` returns true (then true): walks only the subtrees that hold both, not every queue it knows.
-  // With a `tag` other than kNoTag, a subtree where `f` held for none is remembered as such (a few
-  // tags a node), and skipped when a clock that shares it is asked again: the caller promises that `f`
+  // With a `tag` other than kNoTag, a subtree where `f` held for none is remembered as such (every
+  // tag a node is asked), and skipped when a clock that shares it is asked again: the caller promises that `f`
   // depends only on the clock's entry for the queue and that, for one tag, `among` and `f` never
   // change. (A relay of thousands of queues asks each start of the same, mostly shared, tree.)
   // `looked`, if given, grows by the nodes and queues it looked at (a deterministic cost).
   static constexpr uint32_t kNoTag = ~uint32_t(0);
   static constexpr uint64_t kNoKey = ~uint64_t(0);
+  // Callers' keys (below) are under 2^63: keys with the top bit are the clock's own (tags).
+  static constexpr uint64_t kNoneKey = uint64_t(1) << 63;
   bool any_known_queue(const std::vector<uint32_t>& among, const std::function<bool(uint32_t)>& f,
                        uint32_t tag = kNoTag, uint64_t* looked = nullptr) const;
   // The same walk, but it calls `f` for every such queue (it never stops early), and `f` may
@@ -125,25 +133,22 @@ class Clock {
   struct Node {  // the tree's nodes: a Leaf at height 0, an Inner above (clock.cpp)
     uint32_t refs = 1;
     uint8_t height = 0;
-    // any_known_queue found nothing here for these tags (a few signals asked in turn); reset when
-    // written. A new tag takes a free slot, else the one its low bits name.
-    mutable std::array<uint32_t, 4> none_tags{kNoTag, kNoTag, kNoTag, kNoTag};
-    bool none_for(uint32_t tag) const { return std::find(none_tags.begin(), none_tags.end(), tag) != none_tags.end(); }
-    void remember_none(uint32_t tag) const {
-      auto it = std::find(none_tags.begin(), none_tags.end(), kNoTag);
-      (it != none_tags.end() ? *it : none_tags[tag % none_tags.size()]) = tag;
-    }
     // What first_reaching, max_known and each_known_queue found here, per key: a value (a
     // largest value, or the stamp of a "none here"), and for stamped answers the argument and
     // stamp they hold for (first_reaching: the least `at_least` no queue here was taken for;
-    // max_known: its `arg`). Made when first asked, six keys a node, the same rule for slots;
-    // reset when written, and a copy of the node (copy on write) starts without them.
+    // max_known: its `arg`). Made when first asked; reset when written, and a copy of the node
+    // (copy on write) starts without them. Every key asked is kept: a few signals asked in turn,
+    // each under three or four keys, evicted each other's answers from a fixed few slots, and each
+    // wait walked the whole tree again. A slot is made only after a walk below the node, so slots
+    // are fewer than the walks' steps. Past kScan keys, an index finds them.
     struct Slot {
       uint64_t key = kNoKey, value = 0, arg = 0, stamp = 0;
       uint64_t low = 0;  // max_known with `below`: the answer holds for arguments in (low, arg]
     };
     struct Memo {
-      std::array<Slot, 6> slot;
+      static constexpr size_t kScan = 8;
+      std::vector<Slot> slot;
+      std::unordered_map<uint64_t, uint32_t> at;  // key -> place in slot, once slot has more than kScan
     };
     struct MemoPtr {
       Memo* p = nullptr;
@@ -155,24 +160,33 @@ class Clock {
     };
     mutable MemoPtr memo;
     Slot* recalled(uint64_t key) const {
-      if (memo.p)
-        for (Slot& sl : memo.p->slot)
-          if (sl.key == key) return &sl;
+      if (!memo.p) return nullptr;
+      std::vector<Slot>& sl = memo.p->slot;
+      if (sl.size() > Memo::kScan) {
+        auto it = memo.p->at.find(key);
+        return it == memo.p->at.end() ? nullptr : &sl[it->second];
+      }
+      for (Slot& x : sl)
+        if (x.key == key) return &x;
       return nullptr;
     }
-    Slot& remember(uint64_t key) const {  // the slot for `key`, cleared where it was another key's
+    Slot& remember(uint64_t key) const {  // the slot for `key`, made where there was none
+      if (Slot* x = recalled(key)) return *x;
       if (!memo.p) memo.p = new Memo;
-      Slot* slot = nullptr;
-      for (Slot& sl : memo.p->slot)
-        if (sl.key == key || (!slot && sl.key == kNoKey)) slot = &sl;
-      if (!slot) slot = &memo.p->slot[key % memo.p->slot.size()];
-      if (slot->key != key) *slot = Slot{key};
-      return *slot;
+      std::vector<Slot>& sl = memo.p->slot;
+      sl.push_back(Slot{key});
+      if (sl.size() > Memo::kScan) {
+        if (memo.p->at.empty())
+          for (uint32_t i = 0; i < sl.size(); ++i) memo.p->at.emplace(sl[i].key, i);
+        else
+          memo.p->at.emplace(key, uint32_t(sl.size() - 1));
+      }
+      return sl.back();
     }
-    void forget() const {
-      none_tags.fill(kNoTag);
-      memo.reset();
-    }
+    // any_known_queue found nothing here for `tag` (a slot of its own key, kNoneKey | tag).
+    bool none_for(uint32_t tag) const { return recalled(kNoneKey | tag) != nullptr; }
+    void remember_none(uint32_t tag) const { remember(kNoneKey | tag); }
+    void forget() const { memo.reset(); }
   };
   struct Leaf;
   struct Inner;
@@ -211,7 +225,8 @@ class Clock {
   static uint32_t reach_node(const Node* n, uint64_t base, int height, const Reach& r, uint64_t& floor);
 
   const Trace* t_ = nullptr;
-  int64_t host_ = -1;
+  int32_t host_ = -1;  // (host events are fewer than kMaxEvents, model/trace.h: 32 bits hold them)
+  bool open_ = false;
   Ref root_;  // covers queues [0, 16^(height + 1))
 };
 

@@ -31,6 +31,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
   is_ready_.assign(nq_, 0);
   parked_on_.assign(nq_, kNone);
   stuck_node_of_queue_.assign(nq_, -1);
+  tree_of_.assign(nq_, {~uint64_t(0), kNone});
   group_budget_ = kGroupBudget + kGroupBudgetPerEvent * (t.cmds.size() + t.host.size());
   waiting_on_.resize(p_.signals.size());
   writes_.resize(p_.signals.size());
@@ -290,14 +291,14 @@ bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& 
   // Every write is known by one of the latest, so by `k` if it knows that one. A write `k` does
   // not know leaves unknown its own agent's writes before it and, of other agents' writes, only
   // ones its cover knows: so follow the covers of the unknown writes, a few steps at most.
-  // Where an earlier round's overrides leave clocks that are not down-closed, knowing a write need
-  // not mean knowing what it knew: then only none unknown (knows_every_write) is told.
+  // Where `k` need not be down-closed (Clock::open: an earlier round's override), knowing a write
+  // need not mean knowing what it knew: then only none unknown (knows_every_write) is told.
   agents.clear();
   const LatestWrites& latest = latest_[s];
   std::vector<uint32_t> todo;
   for (uint32_t i : latest.order)
     if (latest.in[i] && !known(k, writes_[s][i].event)) todo.push_back(i);
-  if (!todo.empty() && !overrides_.empty()) return false;
+  if (!todo.empty() && k.open()) return false;
   const size_t bound = todo.size() + kLatest;  // the unknown latest writes, and a few steps below them
   for (size_t steps = 0; !todo.empty(); ++steps) {
     const SignalWrite& w = writes_[s][todo.back()];
@@ -313,9 +314,9 @@ bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& 
 }
 
 bool Engine::knows_no_write(uint32_t s, const Clock& k) const {
-  // Asked only of the writers whose queues `k` knows anything of. (Overrides: not asked, as the
-  // other shortcuts that rest on clocks being down-closed.)
-  if (!overrides_.empty()) return false;
+  // Asked only of the writers whose queues `k` knows anything of. (Of a clock that need not be
+  // down-closed, Clock::open, not asked, as the other shortcuts that rest on it.)
+  if (k.open()) return false;
   const auto& agents = by_agent_[s];
   if (!agents.empty() && agents.back().agent == kHostAgent && knows_some_write(k, s, agents.back())) return false;
   // What is asked of a writer is whether `k` knows any of its write commands, made or not: it
@@ -794,10 +795,10 @@ bool Engine::resolve_unlisted(const WaitCond& cond, const Clock& start, WaitReso
   // writers to scan for unknown candidates. Chained writers' scans are bounded (kMaxChainedScan):
   // only while no bound can be reached, and only ordered writers are scanned here.
   if (processed_order_[s].empty() || chained_max_[s] > kMaxChainedCandidates) return false;
-  // (Under overrides a clock need not be down-closed, and the proof below need not be among the
-  // candidates pick_candidates lists; resolve_unlisted_many, which does not ask unknown_writers,
-  // is kept to the first round, where it gives what the path below gives.)
-  if (latest_[s].live > kLatest && indexed(cond) && overrides_.empty()) return resolve_unlisted_many(cond, start, r);
+  // (Once a clock need not be down-closed, the proof below need not be among the candidates
+  // pick_candidates lists; resolve_unlisted_many, which does not ask unknown_writers, is kept to
+  // starts that are (not Clock::open), where it gives what the path below gives.)
+  if (latest_[s].live > kLatest && indexed(cond) && !start.open()) return resolve_unlisted_many(cond, start, r);
   std::vector<uint32_t> known_now;
   known_latest(s, start, known_now);
   uint32_t proof = kNone;
@@ -982,9 +983,9 @@ Clock::Bound Engine::will_bound(uint32_t s, const Clock& k, WillOf of) const {
 bool Engine::writers_of_other_values(uint32_t s, const Clock& k, uint64_t v, std::vector<uint32_t>& out) const {
   out.clear();
   const auto& agents = by_agent_[s];
-  // (Under overrides a clock need not be down-closed: an ordered writer's known writes need not
-  // be a prefix, which first_unknown_write rests on.)
-  if (agents.size() <= kLatest || !overrides_.empty()) return false;
+  // (Where `k` need not be down-closed, Clock::open: an ordered writer's known writes need not be
+  // a prefix, which first_unknown_write rests on.)
+  if (agents.size() <= kLatest || k.open()) return false;
   const ManyLatest& m = many_latest(s);
   // Two walks over k's tree: writers whose writes from the first one k does not know can be more
   // than v, and those whose can be less (the values complemented, so the larger is wanted). A
@@ -1050,6 +1051,9 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
   bool ok = r.unlisted || r.initial_candidate || r.count() > 0;
   if (ok && forced) resolve_forced(w, cond, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
+  // An earlier round's clock that adds to this round's: what its events' ends know in this round
+  // need not be in it, and it may know events this round has not run.
+  if (ok && forced && overrides_.count(event_key(w))) learned.set_open(r.adds_ordering);
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
   resolutions_.push_back(std::move(r));
@@ -1156,11 +1160,11 @@ uint64_t Engine::high_half_before(uint32_t s, const Clock& end) const {
   uint64_t init = init_[s] & kHighHalf;
   if (uniform_high_[s]) return init;
   // Where it knows every one of the signal's latest writes (a timeline: the one before), those are
-  // the latest it knows: every other write is known by one of them, and so hidden (in a round
-  // without overrides_, whose clocks are down-closed). Else the walk below, one step per write.
+  // the latest it knows: every other write is known by one of them, and so hidden (while clocks
+  // are down-closed, not Clock::open). Else the walk below, one step per write.
   uint64_t high = 0;
   std::vector<uint32_t> latest;
-  if (overrides_.empty()) known_latest(s, end, latest);
+  if (!end.open()) known_latest(s, end, latest);
   if (!latest.empty() && latest.size() == latest_[s].live) {
     for (uint32_t m : latest) high = std::max(high, writes_[s][m].value & kHighHalf);
     return high;
@@ -1301,10 +1305,10 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
     // The initial value meets it and its start knows no write of the signal: the initial value is
     // a candidate whatever the pending writes do, so the wait learns nothing (semantics.md), and
     // forcing it is exact; unstick forces all such waits at once (not one per episode: thousands
-    // of queues `wait s >= 1; signal s = 1` with s = 1 took an episode each). With overrides the
-    // clocks may not be down-closed: then the last round's answer (refine) says so.
+    // of queues `wait s >= 1; signal s = 1` with s = 1 took an episode each). Where a wait has an
+    // override, the last round's answer (refine) says so.
     if (!w.host && cond.met_by(init_[cond.signal])) {
-      bool none = knows_no_write(cond.signal, start);  // false where there are overrides
+      bool none = knows_no_write(cond.signal, start);  // false once clocks need not be down-closed
       if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) none = it->second.initial;
       qs_[agent].initial_ok = none ? w.id : kNone;
     }
@@ -1488,11 +1492,35 @@ bool Engine::has_done(const WaitCond& cond) const {
   return cond.met_by(init_[cond.signal]) || done.lower_bound({cond.threshold, 0}) != done.end();
 }
 
+uint64_t Engine::tree_pending(uint32_t q, const WaitCond& cond) {
+  auto [it, made] = qs_[q].tree.pending.try_emplace({cond.signal, cond.narrow()});
+  std::vector<uint64_t>& vals = it->second;
+  if (made) {
+    for (const AgentWrites& aw : by_agent_[cond.signal])
+      if (uint64_t key; aw.agent != kHostAgent && tree_of_[aw.agent] == std::pair{episodes_, q} && pending_top(aw, cond.narrow(), key))
+        vals.push_back(key);
+    work_ += by_agent_[cond.signal].size();
+    std::sort(vals.begin(), vals.end());
+  }
+  ++work_;
+  return uint64_t(vals.end() - std::lower_bound(vals.begin(), vals.end(), cond.threshold));
+}
+
 void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   QueueState::Proof& pf = qs_[q].proof;
-  if (w.host || pf.signal != cond.signal || pf.wait == w.id || cond.narrow() != pf.narrow || !indexed(cond) ||
-      episodes_ != pf.episode || underived_.count(w.id))
+  if (w.host || pf.wait == w.id || !indexed(cond) || underived_.count(w.id)) return;
+  // A wait on another signal (or width) after a cleared one: its pending candidates, if all in
+  // the tree, come after its end as the first one's did (a queue gathering from thousands of
+  // stuck writers waited on a few signals in turn, an episode per wait over every stuck head).
+  if (const QueueState::Tree& tr = qs_[q].tree; tr.episode == episodes_ && tr.deaths == deaths_ && tr.own == qs_[q].writes &&
+                                                 (pf.signal != cond.signal || cond.narrow() != pf.narrow)) {
+    const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+    uint64_t meet = pending.size() - pending.order_of_key({cond.threshold, 0});
+    ++work_;
+    if (meet == tree_pending(q, cond) && has_done(cond)) pf = {w.id, kNone, cond.signal, cond.narrow(), cond.threshold, episodes_, qs_[q].writes};
     return;
+  }
+  if (pf.signal != cond.signal || cond.narrow() != pf.narrow || episodes_ != pf.episode) return;
   if (qs_[q].writes != pf.own) return;
   // A lower wait has the proven one's pending candidates where no writer's pending value lies
   // between the two (waits whose thresholds fall, each on the same pending writers, took an
@@ -1680,8 +1708,13 @@ bool Engine::derive() {
     root_of[size_t(hr)] = root;
     work.push_back(root);
   }
+  // The trees of cleared roots, for the roots' later waits (inherit).
+  for (size_t k = 0; k < n; ++k)
+    if (const Node& root = g[size_t(root_of[size_t(find(int(k)))])]; root.clear)
+      tree_of_[nodes[g[k].node].agent] = {episodes_, nodes[root.node].agent};
   bool cleared = false;
   for (const Node& x : g) {
+    if (x.clear) qs_[nodes[x.node].agent].tree = {episodes_, deaths_, qs_[nodes[x.node].agent].writes, {}};
     if (!x.clear && x.only == kNone) continue;
     const StuckNode& sn = nodes[x.node];
     QueueState& st = qs_[sn.agent];

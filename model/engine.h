@@ -224,6 +224,16 @@ class Engine {
       size_t own = 0;
     } proof;
     size_t writes = 0;  // signal commands run
+    // `derive` cleared the queue's head as the root of a tree: the queues that hang under it
+    // (tree_of_) have every pending write behind a pending write of this queue. While it writes
+    // nothing, no episode passes and nothing dies, a later wait of the queue on any signal whose
+    // pending writers that meet it are all in the tree is cleared too (`inherit`). Per (signal,
+    // width) asked: the tree's pending values, sorted (they do not move while the tree holds).
+    struct Tree {
+      uint64_t episode = ~uint64_t(0), deaths = 0;
+      size_t own = 0;
+      std::map<std::pair<uint32_t, bool>, std::vector<uint64_t>> pending;
+    } tree;
     // What `derive` foresaw of the queue's next wait `wait` (a command id): `count` writers, each
     // with a pending write that meets it, hang below the queue through writes that come after
     // that wait, so their writes come after its end. Good while nothing changed: the same episode
@@ -329,6 +339,9 @@ class Engine {
   // writer that meets it is one of those that hang below, it is cleared now (a proof with no
   // `only`), as if `derive` had found it at the head.
   void foresee(EventRef w, uint32_t q, const WaitCond& cond);
+  std::vector<std::pair<uint64_t, uint32_t>> tree_of_;  // per queue: (episode, queue whose tree it hangs in), QueueState::Tree
+  // How many of the tree's queues have a pending write of the wait's signal that meets it.
+  uint64_t tree_pending(uint32_t q, const WaitCond& cond);
   std::vector<uint32_t> next_wait_;  // per command: the queue's next wait after it (a command id), or kNone
   uint64_t episodes_ = 0;  // calls of unstick
   bool has_done(const WaitCond& cond) const;  // the initial value, or a write made so far, meets it

@@ -202,6 +202,41 @@ TEST_CASE("clock: any_known_queue visits only queues both know of, and forgets a
   CHECK(asked == 2);
 }
 
+TEST_CASE("clock: every key and tag a node is asked keeps its answer") {
+  // A node kept six keys' answers and four tags' "none here"; more signals asked in turn of one
+  // gathering clock evicted each other's, and each wait walked the whole tree again.
+  Clock c;
+  std::vector<uint32_t> all;
+  for (uint32_t q = 0; q < 3000; ++q) c.add_end(q, 0), all.push_back(q);
+  size_t asked = 0;
+  auto knows_two = [&](uint32_t q) { return ++asked, c.knows(q, 1); };
+  for (int round = 0; round < 2; ++round)
+    for (uint32_t tag = 10; tag < 30; ++tag) {
+      CAPTURE(round);
+      CAPTURE(tag);
+      asked = 0;
+      CHECK_FALSE(c.any_known_queue(all, knows_two, tag));
+      CHECK(asked == (round == 0 ? all.size() : 0));
+    }
+  const Clock::Fresh always = [](uint64_t, uint64_t, uint64_t) { return true; };
+  for (int round = 0; round < 2; ++round)
+    for (uint64_t key = 0; key < 40; ++key) {
+      CAPTURE(round);
+      CAPTURE(key);
+      uint64_t looked = 0;
+      auto value = [&](uint32_t q) -> uint64_t { return (q * 7 + key * 13) % 1000; };
+      uint64_t plain = 0;
+      for (uint32_t q : all) plain = std::max(plain, value(q));
+      CHECK(c.max_known(all, value, key, 5, 1, always, &looked) == plain);
+      if (round == 0) CHECK(looked > all.size());
+      else CHECK(looked == 0);  // the root's answer
+    }
+  c.add_end(1500, 1);  // written: the path to queue 1500 forgets what it kept, the rest does not
+  asked = 0;
+  CHECK(c.any_known_queue(all, knows_two, 12));
+  CHECK(asked <= 16);  // the queues of the leaf of 1500, up to it
+}
+
 TEST_CASE("clock: a join that adds nothing to the other clock takes its tree") {
   // A queue's accumulated clock joins each of its ends. Where the end knows all of it, the union
   // is the end's own tree, shared: the next join skips it instead of walking every subtree both

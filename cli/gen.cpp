@@ -94,6 +94,10 @@ std::string gen_help() {
          "                            gather-forced  gather-pending and two more queues `wait f >= 1; signal f = 1`,\n"
          "                                           f starting at 1: both are forced, and a second round\n"
          "                                           runs with them as overrides\n"
+         "                            gather-forced-host\n"
+         "                                           gather-pending after a forced pair whose override\n"
+         "                                           adds the host's write, and a host wait on them:\n"
+         "                                           every later submit's clock knows what it added\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -229,7 +233,8 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s = 1");
       emit("}");
     }
-  } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling" || o.shape == "gather-forced") {
+  } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling" || o.shape == "gather-forced" ||
+             o.shape == "gather-forced-host") {
     // A gathering queue learns thousands of queues' ends (each join keeps sharing its accumulated
     // clock: Clock::join_node), then waits on x, whose thousands of latest writes it knows
     // (Engine::top_known_latest), while each writer's x = 2, which would meet the wait, waits for
@@ -242,7 +247,9 @@ static std::string generate_shape(const GenOptions& o) {
     // the one before remembered (max_known's `below`, first_reaching's `refused`).
     // Forced: two more queues force each other's wait, which the initial value meets: they learn
     // nothing, so the second round's clocks are down-closed as the first's (Clock::open), and its
-    // waits on x take the same shortcuts.
+    // waits on x take the same shortcuts. Forced-host: the pair waits u >= 1 after the host's
+    // u = 1, one writes u = 2, and the host waits for it before the rest: the override adds the
+    // host's write, which has run, so the clocks stay down-closed (Engine::closes).
     const bool alternate = o.shape == "gather-alternating", falling = o.shape == "gather-falling";
     uint64_t k = std::max<uint64_t>(n / 7, 1);
     const uint64_t before_go = falling ? k + 1 : alternate ? 2 : 1, after_go = falling ? k + 5 : before_go + 1;
@@ -251,7 +258,15 @@ static std::string generate_shape(const GenOptions& o) {
     declare_queues(k + 1);
     emit("signal x on host = 0");
     emit("signal go on host = 0");
+    const bool forced_host = o.shape == "gather-forced-host";
     if (forced) emit("queue fa on gpu0 compute"), emit("queue fb on gpu0 compute"), emit("signal f on host = 1");
+    if (forced_host) {
+      emit("queue fa on gpu0 compute"), emit("queue fb on gpu0 compute"), emit("signal u on host = 0");
+      emit("submit fa {"), emit("  wait u >= 1"), emit("  signal u = 1"), emit("}");
+      emit("signal u = 1");
+      emit("submit fb {"), emit("  wait u >= 1"), emit("  signal u = 2"), emit("}");
+      emit("wait u >= 2");
+    }
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(j) + " {");
       emit("  signal x = " + std::to_string(before_go));
@@ -588,7 +603,7 @@ int run_gen(int argc, char** argv) {
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays",
-                                            "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced"};
+                                            "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced", "gather-forced-host"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

@@ -1052,8 +1052,8 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
   if (ok && forced) resolve_forced(w, cond, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
   // An earlier round's clock that adds to this round's: what its events' ends know in this round
-  // need not be in it, and it may know events this round has not run.
-  if (ok && forced && overrides_.count(event_key(w))) learned.set_open(r.adds_ordering);
+  // need not be in it, and it may know events this round has not run; unless `closes` shows not.
+  if (ok && forced && overrides_.count(event_key(w))) learned.set_open(r.adds_ordering && !closes(start, learned));
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
   resolutions_.push_back(std::move(r));
@@ -1074,6 +1074,32 @@ void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock
       if (aw.agent != own && pending_candidate(w, aw, cond) != kNone) learned.meet(aw.agent == kHostAgent ? host_clock_ : qs_[aw.agent].fe);
   }
   forced_.push_back({w, cond, start, learned, r.initial_candidate, uint32_t(resolutions_.size()), Clock(&t_), false});
+}
+
+bool Engine::closes(const Clock& start, const Clock& learned) {
+  if (start.open()) return false;
+  Clock k = start;
+  k.join(learned);
+  std::vector<uint32_t> queues;
+  if (!learned.queues(queues, kCloseQueues)) return false;
+  size_t budget = kCloseSteps;
+  auto closed = [&](uint32_t signal, uint32_t i) {
+    const SignalWrite& sw = writes_[signal][i];
+    return sw.processed && sw.end->leq(k);
+  };
+  for (uint32_t q : queues)
+    for (auto [lo, hi] : learned.known_ranges(q))
+      for (uint32_t idx = lo; idx < hi; ++idx, ++work_) {
+        if (budget-- == 0) return false;
+        if (start.knows(q, idx)) continue;
+        uint32_t id = t_.queue_cmds[q][idx];
+        if (cmd_write_[id] != kNone && !closed(t_.cmds[id].signal, cmd_write_[id])) return false;
+      }
+  for (int64_t h = start.host() + 1; h <= learned.host(); ++h, ++work_) {
+    if (budget-- == 0) return false;
+    if (host_write_[size_t(h)] != kNone && !closed(t_.host[size_t(h)].signal, host_write_[size_t(h)])) return false;
+  }
+  return true;
 }
 
 Engine::Overrides Engine::refine(bool& changed) const {

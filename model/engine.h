@@ -304,6 +304,12 @@ class Engine {
     bool next_initial = false;
   };
   Overrides overrides_;
+  // Whether start joined with an override's `learned` is down-closed in what it knows of writes:
+  // every write it knows and `start` does not has run in this round, and its end is in the join.
+  // Then the join is no open clock (Clock::open): the shortcuts that rest on down-closed clocks
+  // still hold for it. Asked over at most kCloseQueues queues and kCloseSteps commands, else no.
+  static constexpr size_t kCloseQueues = 64, kCloseSteps = 1024;
+  bool closes(const Clock& start, const Clock& learned);
   std::vector<Forced> forced_;
   // After the run: each forced wait's candidates and what it learns from the final clocks, then
   // its EngineObserver::on_wait (deferred until then).

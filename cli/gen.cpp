@@ -234,7 +234,7 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
   } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling" || o.shape == "gather-forced" ||
-             o.shape == "gather-forced-host") {
+             o.shape == "gather-forced-host" || o.shape == "gather-signals") {
     // A gathering queue learns thousands of queues' ends (each join keeps sharing its accumulated
     // clock: Clock::join_node), then waits on x, whose thousands of latest writes it knows
     // (Engine::top_known_latest), while each writer's x = 2, which would meet the wait, waits for
@@ -250,13 +250,19 @@ static std::string generate_shape(const GenOptions& o) {
     // waits on x take the same shortcuts. Forced-host: the pair waits u >= 1 after the host's
     // u = 1, one writes u = 2, and the host waits for it before the rest: the override adds the
     // host's write, which has run, so the clocks stay down-closed (Engine::closes).
+    // Signals: eight signals x0..x7 in place of x, each written by every writer, and the waits
+    // asked of them in turn: each is asked of the gathering clock under three or four keys (Clock's
+    // memo keeps every key a node is asked), and each wait follows one on another signal
+    // (Engine::inherit: the tree derive cleared).
     const bool alternate = o.shape == "gather-alternating", falling = o.shape == "gather-falling";
-    uint64_t k = std::max<uint64_t>(n / 7, 1);
+    const uint64_t signals = o.shape == "gather-signals" ? 8 : 1;
+    auto x = [&](uint64_t m) { return signals == 1 ? std::string("x") : "x" + std::to_string(m % signals); };
+    uint64_t k = std::max<uint64_t>(n / (5 + 2 * signals), 1);
     const uint64_t before_go = falling ? k + 1 : alternate ? 2 : 1, after_go = falling ? k + 5 : before_go + 1;
     auto threshold = [&](uint64_t j) -> uint64_t { return falling ? k - j : alternate && j % 2 == 0 ? 2 : 1; };
     const bool forced = o.shape == "gather-forced";
     declare_queues(k + 1);
-    emit("signal x on host = 0");
+    for (uint64_t m = 0; m < signals; ++m) emit("signal " + x(m) + " on host = 0");
     emit("signal go on host = 0");
     const bool forced_host = o.shape == "gather-forced-host";
     if (forced) emit("queue fa on gpu0 compute"), emit("queue fb on gpu0 compute"), emit("signal f on host = 1");
@@ -269,47 +275,22 @@ static std::string generate_shape(const GenOptions& o) {
     }
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(j) + " {");
-      emit("  signal x = " + std::to_string(before_go));
+      for (uint64_t m = 0; m < signals; ++m) emit("  signal " + x(m) + " = " + std::to_string(before_go));
       emit("  signal s" + std::to_string(j) + " = 1");
       emit("  wait go >= 1");
-      emit("  signal x = " + std::to_string(after_go));
+      for (uint64_t m = 0; m < signals; ++m) emit("  signal " + x(m) + " = " + std::to_string(after_go));
       emit("}");
     }
     emit("submit q" + std::to_string(k) + " {");
     for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
     for (uint64_t j = 0; j < k; ++j) {
-      emit("  wait x >= " + std::to_string(threshold(j)));
+      emit("  wait " + x(j) + " >= " + std::to_string(threshold(j)));
       emit("  exec k writes " + range("a", 16 * j, 16));
     }
     emit("  signal go = 1");
     emit("}");
     for (const char* q : {"fa", "fb"})
       if (forced) emit("submit " + std::string(q) + " {"), emit("  wait f >= 1"), emit("  signal f = 1"), emit("}");
-  } else if (o.shape == "gather-signals") {
-    // gather-pending over eight signals asked in turn: each signal is asked of the gathering
-    // queue's clock under three or four keys (Clock's memo keeps every key a node is asked), and
-    // each wait follows one on another signal (Engine::inherit: the tree derive cleared).
-    constexpr uint64_t kSignals = 8;
-    uint64_t k = std::max<uint64_t>(n / (5 + 2 * kSignals), 1);
-    declare_queues(k + 1);
-    for (uint64_t m = 0; m < kSignals; ++m) emit("signal x" + std::to_string(m) + " on host = 0");
-    emit("signal go on host = 0");
-    for (uint64_t j = 0; j < k; ++j) {
-      emit("submit q" + std::to_string(j) + " {");
-      for (uint64_t m = 0; m < kSignals; ++m) emit("  signal x" + std::to_string(m) + " = 1");
-      emit("  signal s" + std::to_string(j) + " = 1");
-      emit("  wait go >= 1");
-      for (uint64_t m = 0; m < kSignals; ++m) emit("  signal x" + std::to_string(m) + " = 2");
-      emit("}");
-    }
-    emit("submit q" + std::to_string(k) + " {");
-    for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
-    for (uint64_t j = 0; j < k; ++j) {
-      emit("  wait x" + std::to_string(j % kSignals) + " >= 1");
-      emit("  exec k writes " + range("a", 16 * j, 16));
-    }
-    emit("  signal go = 1");
-    emit("}");
   } else if (o.shape == "fan-in-relay" || o.shape == "fan-in-signals") {
     // fan-in, and the readers take turns on t: a reader's wait on s knows thousands of queues (the
     // readers before it) and no writer's, which it must tell without a walk over either. Writers

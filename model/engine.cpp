@@ -1518,6 +1518,11 @@ bool Engine::has_done(const WaitCond& cond) const {
   return cond.met_by(init_[cond.signal]) || done.lower_bound({cond.threshold, 0}) != done.end();
 }
 
+uint64_t Engine::pending_meeting(const WaitCond& cond) const {
+  const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+  return pending.size() - pending.order_of_key({cond.threshold, 0});
+}
+
 uint64_t Engine::tree_pending(uint32_t q, const WaitCond& cond) {
   auto [it, made] = qs_[q].tree.pending.try_emplace({cond.signal, cond.narrow()});
   std::vector<uint64_t>& vals = it->second;
@@ -1540,10 +1545,8 @@ void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   // stuck writers waited on a few signals in turn, an episode per wait over every stuck head).
   if (const QueueState::Tree& tr = qs_[q].tree; tr.episode == episodes_ && tr.deaths == deaths_ && tr.own == qs_[q].writes &&
                                                  (pf.signal != cond.signal || cond.narrow() != pf.narrow)) {
-    const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
-    uint64_t meet = pending.size() - pending.order_of_key({cond.threshold, 0});
     ++work_;
-    if (meet == tree_pending(q, cond) && has_done(cond)) pf = {w.id, kNone, cond.signal, cond.narrow(), cond.threshold, episodes_, qs_[q].writes};
+    if (pending_meeting(cond) == tree_pending(q, cond) && has_done(cond)) pf = {w.id, kNone, cond.signal, cond.narrow(), cond.threshold, episodes_, qs_[q].writes};
     return;
   }
   if (pf.signal != cond.signal || cond.narrow() != pf.narrow || episodes_ != pf.episode) return;
@@ -1573,8 +1576,7 @@ void Engine::foresee(EventRef w, uint32_t q, const WaitCond& cond) {
   QueueState& st = qs_[q];
   const QueueState::Foresight& a = st.ahead;
   if (a.wait != w.id || a.episode != episodes_ || a.deaths != deaths_ || st.proof.wait == w.id || !has_done(cond)) return;
-  const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
-  uint64_t meet = pending.size() - pending.order_of_key({cond.threshold, 0});
+  uint64_t meet = pending_meeting(cond);
   uint32_t pos = pos_of(cond.signal, q);
   if (uint64_t key; pos != kNone && pending_top(by_agent_[cond.signal][pos], cond.narrow(), key) && key >= cond.threshold) --meet;
   if (meet != a.count) return;

@@ -346,8 +346,10 @@ class Engine {
   // `only`), as if `derive` had found it at the head.
   void foresee(EventRef w, uint32_t q, const WaitCond& cond);
   std::vector<std::pair<uint64_t, uint32_t>> tree_of_;  // per queue: (episode, queue whose tree it hangs in), QueueState::Tree
-  // How many of the tree's queues have a pending write of the wait's signal that meets it.
+  // How many of the tree's queues have a pending write of the wait's signal that meets it; and
+  // how many live writers have one (WriterIndex::pending).
   uint64_t tree_pending(uint32_t q, const WaitCond& cond);
+  uint64_t pending_meeting(const WaitCond& cond) const;
   std::vector<uint32_t> next_wait_;  // per command: the queue's next wait after it (a command id), or kNone
   uint64_t episodes_ = 0;  // calls of unstick
   bool has_done(const WaitCond& cond) const;  // the initial value, or a write made so far, meets it

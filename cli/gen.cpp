@@ -98,6 +98,15 @@ std::string gen_help() {
          "                                           gather-pending after a forced pair whose override\n"
          "                                           adds the host's write, and a host wait on them:\n"
          "                                           every later submit's clock knows what it added\n"
+         "                            gather-forced-wide\n"
+         "                                           gather-forced-host, the host first waiting for a\n"
+         "                                           queue that gathers n/20 + 100 others: the forced\n"
+         "                                           wait's override adds them all\n"
+         "                            gather-forced-chain\n"
+         "                                           gather-pending after three queues whose waits are\n"
+         "                                           forced in turn: the second's override knows the\n"
+         "                                           first's write, whose end learns more in the second\n"
+         "                                           round; the host waits for the second queue's write\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -234,7 +243,8 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
   } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling" || o.shape == "gather-forced" ||
-             o.shape == "gather-forced-host" || o.shape == "gather-signals") {
+             o.shape == "gather-forced-host" || o.shape == "gather-forced-wide" || o.shape == "gather-forced-chain" ||
+             o.shape == "gather-signals") {
     // A gathering queue learns thousands of queues' ends (each join keeps sharing its accumulated
     // clock: Clock::join_node), then waits on x, whose thousands of latest writes it knows
     // (Engine::top_known_latest), while each writer's x = 2, which would meet the wait, waits for
@@ -249,7 +259,13 @@ static std::string generate_shape(const GenOptions& o) {
     // nothing, so the second round's clocks are down-closed as the first's (Clock::open), and its
     // waits on x take the same shortcuts. Forced-host: the pair waits u >= 1 after the host's
     // u = 1, one writes u = 2, and the host waits for it before the rest: the override adds the
-    // host's write, which has run, so the clocks stay down-closed (Engine::closes).
+    // host's write, which has run, so the clocks stay down-closed (Engine::close_override).
+    // Forced-wide: forced-host, the host first waiting for a queue that gathers n/20 + 100 others:
+    // the override adds them all (past the 64 queues close_override once looked at per wait).
+    // Forced-chain: fa's `wait u >= 3` and fb's `wait v >= 1` are forced in turn; in the second
+    // round fb's override knows fa's `signal v = 1`, whose end now knows what fa's override added
+    // (the host's u = 3): close_override joins that end in, else fb's clock, the host's after its
+    // wait for fb's v = 2 and every later submit's would be open (the general path per wait on x).
     // Signals: eight signals x0..x7 in place of x, each written by every writer, and the waits
     // asked of them in turn: each is asked of the gathering clock under three or four keys (Clock's
     // memo keeps every key a node is asked), and each wait follows one on another signal
@@ -264,14 +280,33 @@ static std::string generate_shape(const GenOptions& o) {
     declare_queues(k + 1);
     for (uint64_t m = 0; m < signals; ++m) emit("signal " + x(m) + " on host = 0");
     emit("signal go on host = 0");
-    const bool forced_host = o.shape == "gather-forced-host";
+    const bool wide = o.shape == "gather-forced-wide", forced_host = o.shape == "gather-forced-host" || wide;
     if (forced) emit("queue fa on gpu0 compute"), emit("queue fb on gpu0 compute"), emit("signal f on host = 1");
     if (forced_host) {
       emit("queue fa on gpu0 compute"), emit("queue fb on gpu0 compute"), emit("signal u on host = 0");
+      const uint64_t p = n / 20 + 100;  // wide: the queues gathered before the host's u = 1
+      if (wide) {
+        for (uint64_t j = 0; j < p; ++j) emit("queue p" + std::to_string(j) + " on gpu0 compute"), emit("signal ps" + std::to_string(j) + " on host = 0");
+        emit("queue g on gpu0 compute"), emit("signal gathered on host = 0");
+        for (uint64_t j = 0; j < p; ++j) emit("submit p" + std::to_string(j) + " {"), emit("  signal ps" + std::to_string(j) + " = 1"), emit("}");
+        emit("submit g {");
+        for (uint64_t j = 0; j < p; ++j) emit("  wait ps" + std::to_string(j) + " >= 1");
+        emit("  signal gathered = 1"), emit("}");
+      }
       emit("submit fa {"), emit("  wait u >= 1"), emit("  signal u = 1"), emit("}");
+      if (wide) emit("wait gathered >= 1");
       emit("signal u = 1");
       emit("submit fb {"), emit("  wait u >= 1"), emit("  signal u = 2"), emit("}");
       emit("wait u >= 2");
+    }
+    if (o.shape == "gather-forced-chain") {
+      for (const char* q : {"fa", "fb", "fc"}) emit("queue " + std::string(q) + " on gpu0 compute");
+      emit("signal u on host = 0"), emit("signal v on host = 0"), emit("signal w on host = 1");
+      emit("submit fa {"), emit("  wait u >= 3"), emit("  signal v = 1"), emit("}");
+      emit("submit fb {"), emit("  wait v >= 1"), emit("  wait w >= 3"), emit("  signal u = 3"), emit("  signal v = 2"), emit("}");
+      emit("signal u = 3");
+      emit("submit fc {"), emit("  wait v >= 1"), emit("  signal v = 3"), emit("  signal w = 3"), emit("}");
+      emit("wait v >= 2");
     }
     for (uint64_t j = 0; j < k; ++j) {
       emit("submit q" + std::to_string(j) + " {");
@@ -584,7 +619,8 @@ int run_gen(int argc, char** argv) {
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays",
-                                            "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced", "gather-forced-host"};
+                                            "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced", "gather-forced-host",
+                                            "gather-forced-wide", "gather-forced-chain"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

@@ -392,6 +392,34 @@ bool Clock::queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit)
 
 bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queues_node(root_.get(), out, limit); }
 
+bool Clock::queues_beyond_node(const Node* a, const Node* b, std::vector<uint32_t>& out, size_t limit) {
+  if (!a || a == b) return true;
+  if (!b || a->height == 0) return queues_node(a, out, limit);
+  for (uint32_t k = 0; k < kFan; ++k)
+    if (!queues_beyond_node(static_cast<const Inner*>(a)->kid[k].get(), static_cast<const Inner*>(b)->kid[k].get(), out, limit))
+      return false;
+  return true;
+}
+
+bool Clock::queues_beyond(const Clock& o, std::vector<uint32_t>& out, size_t limit) const {
+  const Node* a = root_.get();
+  const Node* b = o.root_.get();
+  if (!a || a == b) return true;
+  // Align the two roots, as leq does: the taller one's first kid covers the other's queues.
+  while (b && b->height > a->height) b = static_cast<const Inner*>(b)->kid[0].get();
+  std::vector<const Node*> rest;  // ours above the other's height: kids 1.. have no counterpart
+  while (b && a->height > b->height) {
+    rest.push_back(a);
+    a = static_cast<const Inner*>(a)->kid[0].get();
+    if (!a) break;
+  }
+  if (!queues_beyond_node(a, b, out, limit)) return false;
+  for (auto it = rest.rbegin(); it != rest.rend(); ++it)
+    for (uint32_t k = 1; k < kFan; ++k)
+      if (!queues_node(static_cast<const Inner*>(*it)->kid[k].get(), out, limit)) return false;
+  return true;
+}
+
 struct Clock::Walk {
   const std::function<bool(uint32_t)>& f;
   uint32_t tag;  // any_known_queue's static tag (Node::none_for)
@@ -672,20 +700,21 @@ void Clock::meet(const Clock& o) {
   if (root_) meet_node(root_, *b, root_->height);
 }
 
-bool Clock::leq_node(const Node* a, const Node* b, int height) const {
+bool Clock::leq_node(const Node* a, const Node* b, int height, uint64_t* looked) const {
   if (!a || a == b) return true;
+  if (looked) ++*looked;
   if (height == 0) {
     static const Leaf kNothing;
     return static_cast<const Leaf*>(a)->leq(t_, b ? *static_cast<const Leaf*>(b) : kNothing);
   }
   for (uint32_t k = 0; k < kFan; ++k) {
     const Node* bk = b ? static_cast<const Inner*>(b)->kid[k].get() : nullptr;
-    if (!leq_node(static_cast<const Inner*>(a)->kid[k].get(), bk, height - 1)) return false;
+    if (!leq_node(static_cast<const Inner*>(a)->kid[k].get(), bk, height - 1, looked)) return false;
   }
   return true;
 }
 
-bool Clock::leq(const Clock& o) const {
+bool Clock::leq(const Clock& o, uint64_t* looked) const {
   if (host_ > o.host_) return false;
   const Node* a = root_.get();
   const Node* b = o.root_.get();
@@ -696,11 +725,11 @@ bool Clock::leq(const Clock& o) const {
   while (a->height > (b ? b->height : 0) && a->height > 0) {
     const auto* in = static_cast<const Inner*>(a);
     for (uint32_t k = 1; k < kFan; ++k)
-      if (!leq_node(in->kid[k].get(), nullptr, a->height - 1)) return false;
+      if (!leq_node(in->kid[k].get(), nullptr, a->height - 1, looked)) return false;
     a = in->kid[0].get();
     if (!a) return true;
   }
-  return leq_node(a, b, a->height);
+  return leq_node(a, b, a->height, looked);
 }
 
 }  // namespace qvet

@@ -56,6 +56,9 @@ class Clock {
   // Appends the queues it knows anything of, in increasing order, to `out`; false (and `out` cut
   // short) once there are more than `limit` of them, so a caller can choose the cheaper walk.
   bool queues(std::vector<uint32_t>& out, size_t limit) const;
+  // The same, but for the subtrees it shares with `o` (one tree there, so nothing beyond o's
+  // knowledge): a clock made from `o` by a few joins is asked for the queues it may add to `o`.
+  bool queues_beyond(const Clock& o, std::vector<uint32_t>& out, size_t limit) const;
   // Calls `f` for each of `among` (sorted queue ids) that it knows anything of, in order, until
   // `f` returns true (then true): walks only the subtrees that hold both, not every queue it knows.
   // With a `tag` other than kNoTag, a subtree where `f` held for none is remembered as such (every
@@ -127,7 +130,8 @@ class Clock {
   bool same_tree(const Clock& o) const { return root_.get() == o.root_.get(); }
   void join(const Clock& o);
   void meet(const Clock& o);
-  bool leq(const Clock& o) const;  // everything this clock knows, o knows too
+  // Everything this clock knows, o knows too. `looked`, if given, grows by the nodes it walked.
+  bool leq(const Clock& o, uint64_t* looked = nullptr) const;
 
  private:
   struct Node {  // the tree's nodes: a Leaf at height 0, an Inner above (clock.cpp)
@@ -214,8 +218,9 @@ class Clock {
   void grow(int height);  // a root at least this tall (the old root its first kids)  // r is this clock's own node (made when null)
   void join_node(Ref& a, const Ref& b, int height);
   void meet_node(Ref& a, const Ref& b, int height);
-  bool leq_node(const Node* a, const Node* b, int height) const;
+  bool leq_node(const Node* a, const Node* b, int height, uint64_t* looked) const;
   static bool queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit);
+  static bool queues_beyond_node(const Node* a, const Node* b, std::vector<uint32_t>& out, size_t limit);
   struct Walk;  // one any_known_queue or each_known_queue (clock.cpp)
   static bool any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Walk& w);
   struct Fold;  // one max_known (clock.cpp)

@@ -33,6 +33,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
   stuck_node_of_queue_.assign(nq_, -1);
   tree_of_.assign(nq_, {~uint64_t(0), kNone});
   group_budget_ = kGroupBudget + kGroupBudgetPerEvent * (t.cmds.size() + t.host.size());
+  close_budget_ = kCloseBudget + kCloseBudgetPerEvent * (t.cmds.size() + t.host.size());
   waiting_on_.resize(p_.signals.size());
   writes_.resize(p_.signals.size());
   by_agent_.resize(p_.signals.size());
@@ -1052,8 +1053,8 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
   if (ok && forced) resolve_forced(w, cond, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
   // An earlier round's clock that adds to this round's: what its events' ends know in this round
-  // need not be in it, and it may know events this round has not run; unless `closes` shows not.
-  if (ok && forced && overrides_.count(event_key(w))) learned.set_open(r.adds_ordering && !closes(start, learned));
+  // need not be in it, and it may know events this round has not run; unless it can be closed.
+  if (ok && forced && overrides_.count(event_key(w))) learned.set_open(r.adds_ordering && !close_override(start, learned));
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
   resolutions_.push_back(std::move(r));
@@ -1076,29 +1077,43 @@ void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock
   forced_.push_back({w, cond, start, learned, r.initial_candidate, uint32_t(resolutions_.size()), Clock(&t_), false});
 }
 
-bool Engine::closes(const Clock& start, const Clock& learned) {
+bool Engine::close_override(const Clock& start, Clock& learned) {
   if (start.open()) return false;
   Clock k = start;
   k.join(learned);
+  // The queues of subtrees the override shares with `start` add nothing; the others are looked at.
   std::vector<uint32_t> queues;
-  if (!learned.queues(queues, kCloseQueues)) return false;
-  size_t budget = kCloseSteps;
-  auto closed = [&](uint32_t signal, uint32_t i) {
+  if (!learned.queues_beyond(start, queues, close_budget_)) return close_budget_ = 0, false;
+  uint64_t& budget = close_budget_;
+  budget -= queues.size();
+  work_ += queues.size();
+  // A write the override knows: run in this round, and its end (down-closed) joined in.
+  // (The nodes a comparison walks count against the budget; the join walks no more of them.)
+  auto close = [&](uint32_t signal, uint32_t i) {
     const SignalWrite& sw = writes_[signal][i];
-    return sw.processed && sw.end->leq(k);
+    if (!sw.processed || sw.end->open()) return false;
+    uint64_t looked = 0;
+    if (!sw.end->leq(k, &looked)) k.join(*sw.end);
+    work_ += looked;
+    if (looked > budget) return budget = 0, false;
+    budget -= looked;
+    return true;
   };
   for (uint32_t q : queues)
     for (auto [lo, hi] : learned.known_ranges(q))
       for (uint32_t idx = lo; idx < hi; ++idx, ++work_) {
-        if (budget-- == 0) return false;
+        if (budget == 0) return false;
+        --budget;
         if (start.knows(q, idx)) continue;
         uint32_t id = t_.queue_cmds[q][idx];
-        if (cmd_write_[id] != kNone && !closed(t_.cmds[id].signal, cmd_write_[id])) return false;
+        if (cmd_write_[id] != kNone && !close(t_.cmds[id].signal, cmd_write_[id])) return false;
       }
   for (int64_t h = start.host() + 1; h <= learned.host(); ++h, ++work_) {
-    if (budget-- == 0) return false;
-    if (host_write_[size_t(h)] != kNone && !closed(t_.host[size_t(h)].signal, host_write_[size_t(h)])) return false;
+    if (budget == 0) return false;
+    --budget;
+    if (host_write_[size_t(h)] != kNone && !close(t_.host[size_t(h)].signal, host_write_[size_t(h)])) return false;
   }
+  learned = std::move(k);
   return true;
 }
 

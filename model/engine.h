@@ -304,12 +304,17 @@ class Engine {
     bool next_initial = false;
   };
   Overrides overrides_;
-  // Whether start joined with an override's `learned` is down-closed in what it knows of writes:
-  // every write it knows and `start` does not has run in this round, and its end is in the join.
-  // Then the join is no open clock (Clock::open): the shortcuts that rest on down-closed clocks
-  // still hold for it. Asked over at most kCloseQueues queues and kCloseSteps commands, else no.
-  static constexpr size_t kCloseQueues = 64, kCloseSteps = 1024;
-  bool closes(const Clock& start, const Clock& learned);
+  // Closes an override's `learned` over this round: joins into it `start` and this round's end of
+  // every write it knows and `start` does not, so that the result is down-closed in what it knows of
+  // writes and no open clock (Clock::open), and the shortcuts that rest on down-closed clocks still
+  // hold for it. Sound: in the fixed point the wait's end comes after each such write's end, and
+  // this round's ends are lower bounds of the fixed point's. False (learned unchanged) where a
+  // write it adds has not run in this round, or a joined end is open itself. Its steps (queues and
+  // commands looked at) count against one budget for the run, linear in the program
+  // (kCloseBudget plus kCloseBudgetPerEvent per command and host statement): past it, false too.
+  static constexpr uint64_t kCloseBudget = 1 << 18, kCloseBudgetPerEvent = 16;
+  bool close_override(const Clock& start, Clock& learned);
+  uint64_t close_budget_ = 0;
   std::vector<Forced> forced_;
   // After the run: each forced wait's candidates and what it learns from the final clocks, then
   // its EngineObserver::on_wait (deferred until then).

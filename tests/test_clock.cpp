@@ -143,7 +143,19 @@ TEST_CASE("clock: the shared tree agrees with a plain set of known ends") {
       }
       default: {
         bool sub = std::includes(sets[b].begin(), sets[b].end(), sets[a].begin(), sets[a].end());
-        REQUIRE(clocks[a].leq(clocks[b]) == sub);
+        uint64_t looked = 0;
+        REQUIRE(clocks[a].leq(clocks[b], &looked) == sub);
+        REQUIRE((looked > 0 || sub));  // a walk that finds a difference looked at a node
+        // queues_beyond: in order, among the queues a knows, and every queue where a knows an end
+        // b does not (it skips only the subtrees the two share).
+        std::vector<uint32_t> beyond, all;
+        REQUIRE(clocks[a].queues_beyond(clocks[b], beyond, ~size_t(0)));
+        REQUIRE(clocks[a].queues(all, ~size_t(0)));
+        REQUIRE(std::is_sorted(beyond.begin(), beyond.end()));
+        REQUIRE(std::includes(all.begin(), all.end(), beyond.begin(), beyond.end()));
+        for (auto [q, i] : sets[a])
+          if (!sets[b].count({q, i})) REQUIRE(std::binary_search(beyond.begin(), beyond.end(), q));
+        if (clocks[a].same_tree(clocks[b])) REQUIRE(beyond.empty());
         break;
       }
     }

@@ -74,6 +74,10 @@ std::string gen_help() {
          "                            initial-forced queue i: `wait s >= 1; signal s = 1` (n/2 queues), s starting\n"
          "                                           at 1: every wait is forced, and its candidates are every\n"
          "                                           other queue's write\n"
+         "                            forced-pairs   n/6 queues gathered by one, and n/6 pairs `wait u_i >= 1;\n"
+         "                                           signal u_i = 1` / `= 2` around the host's u_i = 1 after it\n"
+         "                                           waited for the gathering queue: every pair is forced, and\n"
+         "                                           each override knows the n/6 gathered queues\n"
          "                            gather-pending n/7 queues: `signal x = 1; signal s_i = 1; wait go >= 1;\n"
          "                                           signal x = 2`; one more waits for every s_i, then\n"
          "                                           `wait x >= 1; exec` n/7 times, then `signal go = 1`:\n"
@@ -242,6 +246,32 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  signal s = 1");
       emit("}");
     }
+  } else if (o.shape == "forced-pairs") {
+    // Every pair's first wait is forced (its candidates: the host's u_i = 1, and the partner's
+    // u_i = 2 behind the partner's wait), and what it learns in the second round is the gathering
+    // queue and all it gathered, from the first round's clocks: meets of those with this round's
+    // clocks (Clock::meet_node) take one of the two where they know the same, not a copy per pair.
+    uint64_t k = std::max<uint64_t>(n / 6, 1);
+    declare_queues(k);
+    emit("queue g on gpu0 compute"), emit("signal gathered on host = 0");
+    for (uint64_t i = 0; i < k; ++i)
+      emit("queue fa" + std::to_string(i) + " on gpu0 compute"), emit("queue fb" + std::to_string(i) + " on gpu0 compute"),
+          emit("signal u" + std::to_string(i) + " on host = 0");
+    for (uint64_t j = 0; j < k; ++j) emit("submit q" + std::to_string(j) + " {"), emit("  signal s" + std::to_string(j) + " = 1"), emit("}");
+    emit("submit g {");
+    for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
+    emit("  signal gathered = 1"), emit("}");
+    for (uint64_t i = 0; i < k; ++i) {
+      const std::string u = "u" + std::to_string(i);
+      emit("submit fa" + std::to_string(i) + " {"), emit("  wait " + u + " >= 1"), emit("  signal " + u + " = 1"), emit("}");
+    }
+    emit("wait gathered >= 1");
+    for (uint64_t i = 0; i < k; ++i) {
+      const std::string u = "u" + std::to_string(i);
+      emit("signal " + u + " = 1");
+      emit("submit fb" + std::to_string(i) + " {"), emit("  wait " + u + " >= 1"), emit("  signal " + u + " = 2"), emit("}");
+    }
+    for (uint64_t i = 0; i < k; ++i) emit("wait u" + std::to_string(i) + " >= 2");
   } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling" || o.shape == "gather-forced" ||
              o.shape == "gather-forced-host" || o.shape == "gather-forced-wide" || o.shape == "gather-forced-chain" ||
              o.shape == "gather-signals") {
@@ -618,7 +648,7 @@ int run_gen(int argc, char** argv) {
       static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
-                                            "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "handoff-many-strays",
+                                            "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "forced-pairs", "handoff-many-strays",
                                             "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced", "gather-forced-host",
                                             "gather-forced-wide", "gather-forced-chain"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {

@@ -670,18 +670,24 @@ void Clock::meet_node(Ref& a, const Ref& b, int height) {
     return;
   }
   unshare(a, height, 0);
-  bool empty = true;
+  bool empty = true, same = true;
   if (height == 0) {
     as<Leaf>(a).meet(t_, as<Leaf>(b));
     empty = as<Leaf>(a).empty();
+    same = !empty && as<Leaf>(a).same_as(as<Leaf>(b));
   } else {
     for (uint32_t k = 0; k < kFan; ++k) {
       Ref& kid = as<Inner>(a).kid[k];
       meet_node(kid, as<Inner>(b).kid[k], height - 1);
       empty &= !kid;
+      same &= kid.get() == as<Inner>(b).kid[k].get();
     }
   }
   if (empty) a = Ref();  // no empty nodes: a node is there only where something is known
+  // Where the intersection is what b knows, b's node is taken (as join does): two clocks that
+  // know the same there but hold different nodes (an earlier round's override, this round's
+  // clocks) leave one copy, not one per meet.
+  else if (same) a = b;
 }
 
 void Clock::meet(const Clock& o) {

@@ -111,6 +111,10 @@ std::string gen_help() {
          "                                           forced in turn: the second's override knows the\n"
          "                                           first's write, whose end learns more in the second\n"
          "                                           round; the host waits for the second queue's write\n"
+         "                            gather-forced-pairs\n"
+         "                                           gather-pending after n/40 forced pairs, each\n"
+         "                                           learning a queue that gathers n/40 others, and\n"
+         "                                           host waits on every pair\n"
          "  -o FILE                 output file (default: standard output)\n";
 }
 
@@ -140,6 +144,34 @@ static std::string generate_shape(const GenOptions& o) {
     emit("buffer a on gpu0 " + std::to_string(16 * queues));
     for (uint64_t q = 0; q < queues; ++q) emit("queue q" + std::to_string(q) + " on gpu0 compute");
     for (uint64_t q = 0; q < queues; ++q) emit("signal s" + std::to_string(q) + " on host = 0");
+  };
+  // K pairs fa_i, fb_i whose waits on u_i force each other (candidates: the host's u_i = 1, and the
+  // partner's u_i = 2 behind the partner's wait), after the host waited for queue g, which
+  // gathered P queues `queue`j (each writing `signal`j = 1, declared here if `declare`): what each
+  // forced wait learns in the second round is g and all it gathered, from the first round's clocks.
+  auto forced_pairs = [&](uint64_t k, uint64_t p, const std::string& queue, const std::string& signal, bool declare) {
+    for (uint64_t j = 0; j < p && declare; ++j)
+      emit("queue " + queue + std::to_string(j) + " on gpu0 compute"), emit("signal " + signal + std::to_string(j) + " on host = 0");
+    emit("queue g on gpu0 compute"), emit("signal gathered on host = 0");
+    for (uint64_t i = 0; i < k; ++i)
+      emit("queue fa" + std::to_string(i) + " on gpu0 compute"), emit("queue fb" + std::to_string(i) + " on gpu0 compute"),
+          emit("signal u" + std::to_string(i) + " on host = 0");
+    for (uint64_t j = 0; j < p; ++j)
+      emit("submit " + queue + std::to_string(j) + " {"), emit("  signal " + signal + std::to_string(j) + " = 1"), emit("}");
+    emit("submit g {");
+    for (uint64_t j = 0; j < p; ++j) emit("  wait " + signal + std::to_string(j) + " >= 1");
+    emit("  signal gathered = 1"), emit("}");
+    for (uint64_t i = 0; i < k; ++i) {
+      const std::string u = "u" + std::to_string(i);
+      emit("submit fa" + std::to_string(i) + " {"), emit("  wait " + u + " >= 1"), emit("  signal " + u + " = 1"), emit("}");
+    }
+    emit("wait gathered >= 1");
+    for (uint64_t i = 0; i < k; ++i) {
+      const std::string u = "u" + std::to_string(i);
+      emit("signal " + u + " = 1");
+      emit("submit fb" + std::to_string(i) + " {"), emit("  wait " + u + " >= 1"), emit("  signal " + u + " = 2"), emit("}");
+    }
+    for (uint64_t i = 0; i < k; ++i) emit("wait u" + std::to_string(i) + " >= 2");
   };
   if (o.shape == "chained-waits") {
     uint64_t iters = n / 5;
@@ -247,34 +279,14 @@ static std::string generate_shape(const GenOptions& o) {
       emit("}");
     }
   } else if (o.shape == "forced-pairs") {
-    // Every pair's first wait is forced (its candidates: the host's u_i = 1, and the partner's
-    // u_i = 2 behind the partner's wait), and what it learns in the second round is the gathering
-    // queue and all it gathered, from the first round's clocks: meets of those with this round's
-    // clocks (Clock::meet_node) take one of the two where they know the same, not a copy per pair.
+    // Meets of the overrides with this round's clocks (Clock::meet_node) take one of the two where
+    // they know the same, not a copy per pair, and nodes found equal are linked (Clock::same_node).
     uint64_t k = std::max<uint64_t>(n / 6, 1);
     declare_queues(k);
-    emit("queue g on gpu0 compute"), emit("signal gathered on host = 0");
-    for (uint64_t i = 0; i < k; ++i)
-      emit("queue fa" + std::to_string(i) + " on gpu0 compute"), emit("queue fb" + std::to_string(i) + " on gpu0 compute"),
-          emit("signal u" + std::to_string(i) + " on host = 0");
-    for (uint64_t j = 0; j < k; ++j) emit("submit q" + std::to_string(j) + " {"), emit("  signal s" + std::to_string(j) + " = 1"), emit("}");
-    emit("submit g {");
-    for (uint64_t j = 0; j < k; ++j) emit("  wait s" + std::to_string(j) + " >= 1");
-    emit("  signal gathered = 1"), emit("}");
-    for (uint64_t i = 0; i < k; ++i) {
-      const std::string u = "u" + std::to_string(i);
-      emit("submit fa" + std::to_string(i) + " {"), emit("  wait " + u + " >= 1"), emit("  signal " + u + " = 1"), emit("}");
-    }
-    emit("wait gathered >= 1");
-    for (uint64_t i = 0; i < k; ++i) {
-      const std::string u = "u" + std::to_string(i);
-      emit("signal " + u + " = 1");
-      emit("submit fb" + std::to_string(i) + " {"), emit("  wait " + u + " >= 1"), emit("  signal " + u + " = 2"), emit("}");
-    }
-    for (uint64_t i = 0; i < k; ++i) emit("wait u" + std::to_string(i) + " >= 2");
+    forced_pairs(k, k, "q", "s", false);
   } else if (o.shape == "gather-pending" || o.shape == "gather-alternating" || o.shape == "gather-falling" || o.shape == "gather-forced" ||
              o.shape == "gather-forced-host" || o.shape == "gather-forced-wide" || o.shape == "gather-forced-chain" ||
-             o.shape == "gather-signals") {
+             o.shape == "gather-forced-pairs" || o.shape == "gather-signals") {
     // A gathering queue learns thousands of queues' ends (each join keeps sharing its accumulated
     // clock: Clock::join_node), then waits on x, whose thousands of latest writes it knows
     // (Engine::top_known_latest), while each writer's x = 2, which would meet the wait, waits for
@@ -296,6 +308,10 @@ static std::string generate_shape(const GenOptions& o) {
     // round fb's override knows fa's `signal v = 1`, whose end now knows what fa's override added
     // (the host's u = 3): close_override joins that end in, else fb's clock, the host's after its
     // wait for fb's v = 2 and every later submit's would be open (the general path per wait on x).
+    // Forced-pairs: forced_pairs (above) before the rest: n/40 pairs, each override adding a queue
+    // that gathers n/40 others, which close_override closes once per subtree (Clock::join_beyond),
+    // not once per pair: else the run's budget ran out, the rest of the overrides stayed open, and
+    // so did the host's clock and every later submit's.
     // Signals: eight signals x0..x7 in place of x, each written by every writer, and the waits
     // asked of them in turn: each is asked of the gathering clock under three or four keys (Clock's
     // memo keeps every key a node is asked), and each wait follows one on another signal
@@ -329,6 +345,7 @@ static std::string generate_shape(const GenOptions& o) {
       emit("submit fb {"), emit("  wait u >= 1"), emit("  signal u = 2"), emit("}");
       emit("wait u >= 2");
     }
+    if (o.shape == "gather-forced-pairs") forced_pairs(std::max<uint64_t>(n / 40, 1), std::max<uint64_t>(n / 40, 1), "p", "ps", true);
     if (o.shape == "gather-forced-chain") {
       for (const char* q : {"fa", "fb", "fc"}) emit("queue " + std::string(q) + " on gpu0 compute");
       emit("signal u on host = 0"), emit("signal v on host = 0"), emit("signal w on host = 1");
@@ -650,7 +667,7 @@ int run_gen(int argc, char** argv) {
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "forced-pairs", "handoff-many-strays",
                                             "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced", "gather-forced-host",
-                                            "gather-forced-wide", "gather-forced-chain"};
+                                            "gather-forced-wide", "gather-forced-chain", "gather-forced-pairs"};
       if (std::find(std::begin(kShapes), std::end(kShapes), v) == std::end(kShapes)) {
         std::string names;
         for (const char* k : kShapes) names += std::string(names.empty() ? "" : ", ") + k;

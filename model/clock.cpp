@@ -299,8 +299,41 @@ struct Clock::Inner : Node {
 };
 
 void Clock::destroy(Node* n) {
+  Node* same = n->same.p;
   if (n->height == 0) delete static_cast<Leaf*>(n);
   else delete static_cast<Inner*>(n);  // its kids go with it (at most kMaxHeight levels deep)
+  if (same) release(same);
+}
+
+void Clock::release(Node* n) {
+  if (--n->refs == 0) destroy(n);
+}
+
+const Clock::Node* Clock::same_root(const Node* n) {
+  const Node* root = n;
+  while (root->same.p) root = root->same.p;
+  // Each node on the path is pointed at the root, so chains stay short (links made in turn, each
+  // from a root to a newer one, would otherwise grow one step per link).
+  for (const Node* x = n; x->same.p && x->same.p != root;) {
+    Node* next = x->same.p;
+    ++const_cast<Node*>(root)->refs;
+    x->same.p = const_cast<Node*>(root);
+    if (next->refs == 1) {  // x held the last reference: next goes, and the rest of the path with it if unheld
+      release(next);
+      break;
+    }
+    --next->refs;
+    x = next;
+  }
+  return root;
+}
+
+void Clock::link_same(const Node* a, const Node* b) {
+  const Node* ra = same_root(a);
+  const Node* rb = same_root(b);
+  if (ra == rb) return;
+  ++const_cast<Node*>(rb)->refs;
+  ra->same.p = const_cast<Node*>(rb);
 }
 
 namespace {
@@ -332,6 +365,7 @@ void Clock::unshare(Ref& r, int height, uint32_t queue) {
     r = Ref(c);
   }
   r->forget();  // about to be written: what any_known_queue and first_reaching found here may change
+  if (Node* same = r->same.p) r->same.p = nullptr, release(same);  // and it may not stay the same as that
 }
 
 void Clock::grow(int height) {
@@ -393,7 +427,7 @@ bool Clock::queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit)
 bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queues_node(root_.get(), out, limit); }
 
 bool Clock::queues_beyond_node(const Node* a, const Node* b, std::vector<uint32_t>& out, size_t limit) {
-  if (!a || a == b) return true;
+  if (!a || same_node(a, b)) return true;
   if (!b || a->height == 0) return queues_node(a, out, limit);
   for (uint32_t k = 0; k < kFan; ++k)
     if (!queues_beyond_node(static_cast<const Inner*>(a)->kid[k].get(), static_cast<const Inner*>(b)->kid[k].get(), out, limit))
@@ -401,10 +435,78 @@ bool Clock::queues_beyond_node(const Node* a, const Node* b, std::vector<uint32_
   return true;
 }
 
+const Clock* Clock::derived_of(const Node* a, Derived& d, const OfQueue& f, uint64_t& budget) const {
+  auto it = d.at_.find(a);
+  if (it == d.at_.end() && a->same.p) it = d.at_.find(same_root(a));  // one found to know the same
+  if (it != d.at_.end()) return &it->second.second;
+  Clock c(t_);
+  if (a->height == 0) {
+    for (const Entry& e : static_cast<const Leaf*>(a)->q) {
+      if (budget == 0) return nullptr;
+      --budget;
+      if (!f(e.queue, c)) return nullptr;
+    }
+  } else {
+    for (const Ref& k : static_cast<const Inner*>(a)->kid)
+      if (k) {
+        const Clock* kc = derived_of(k.get(), d, f, budget);
+        if (!kc) return nullptr;
+        c.join(*kc);
+      }
+  }
+  Node* held = const_cast<Node*>(a);
+  ++held->refs;  // kept with its clock: the node cannot go, nor be written in place, while kept
+  return &d.at_.emplace(a, std::make_pair(Ref(held), std::move(c))).first->second.second;
+}
+
+bool Clock::join_beyond_node(const Node* a, const Node* b, Derived& d, const OfQueue& f, Clock& into, uint64_t& budget) const {
+  if (!a || same_node(a, b)) return true;
+  if (!b) {  // o knows nothing here: the subtree's derived clock, made once
+    const Clock* c = derived_of(a, d, f, budget);
+    if (!c) return false;
+    uint64_t looked = 0;
+    if (!c->leq(into, &looked)) into.join(*c);
+    if (looked > budget) return budget = 0, false;
+    budget -= looked;
+    return true;
+  }
+  if (a->height == 0) {
+    for (const Entry& e : static_cast<const Leaf*>(a)->q) {
+      if (budget == 0) return false;
+      --budget;
+      if (!f(e.queue, into)) return false;
+    }
+    return true;
+  }
+  for (uint32_t k = 0; k < kFan; ++k)
+    if (!join_beyond_node(static_cast<const Inner*>(a)->kid[k].get(), static_cast<const Inner*>(b)->kid[k].get(), d, f, into, budget))
+      return false;
+  return true;
+}
+
+bool Clock::join_beyond(const Clock& o, Derived& d, const OfQueue& f, Clock& into, uint64_t& budget) const {
+  const Node* a = root_.get();
+  const Node* b = o.root_.get();
+  if (!a || same_node(a, b)) return true;
+  // Aligned as in queues_beyond: ours above the other's height has no counterpart but its first kids.
+  while (b && b->height > a->height) b = static_cast<const Inner*>(b)->kid[0].get();
+  std::vector<const Node*> rest;
+  while (b && a->height > b->height) {
+    rest.push_back(a);
+    a = static_cast<const Inner*>(a)->kid[0].get();
+    if (!a) break;
+  }
+  if (!join_beyond_node(a, b, d, f, into, budget)) return false;
+  for (auto it = rest.rbegin(); it != rest.rend(); ++it)
+    for (uint32_t k = 1; k < kFan; ++k)
+      if (!join_beyond_node(static_cast<const Inner*>(*it)->kid[k].get(), nullptr, d, f, into, budget)) return false;
+  return true;
+}
+
 bool Clock::queues_beyond(const Clock& o, std::vector<uint32_t>& out, size_t limit) const {
   const Node* a = root_.get();
   const Node* b = o.root_.get();
-  if (!a || a == b) return true;
+  if (!a || same_node(a, b)) return true;
   // Align the two roots, as leq does: the taller one's first kid covers the other's queues.
   while (b && b->height > a->height) b = static_cast<const Inner*>(b)->kid[0].get();
   std::vector<const Node*> rest;  // ours above the other's height: kids 1.. have no counterpart
@@ -623,12 +725,27 @@ void Clock::add_end(uint32_t queue, uint32_t index) {
   writable_leaf(queue).add_end(t_, queue, index);
 }
 
-void Clock::join_node(Ref& a, const Ref& b, int height) {
-  if (!b || a.get() == b.get()) return;  // nothing to add, or one history
+bool Clock::take_if_same(Ref& a, const Ref& b, int height) {
+  if (same_node(a.get(), b.get())) {  // one history, or found the same before
+    if (a.get() != b.get()) a = b;
+    return true;
+  }
+  if (!a || !b || height > 0 || !as<Leaf>(a).same_as(as<Leaf>(b))) return false;
+  if (a->refs > 1) link_same(a.get(), b.get());
+  a = b;
+  return true;
+}
+
+bool Clock::join_node(Ref& a, const Ref& b, int height) {
+  if (take_if_same(a, b, height)) return true;
+  if (!b) return false;  // nothing to add
   if (!a) {
     a = b;  // a subtree only the other knows: shared, not copied
-    return;
+    return false;
   }
+  // A node another clock holds too that turns out to know what b's knows is linked to it.
+  const Node* orig = a.get();
+  const bool shared = orig->refs > 1;
   unshare(a, height, 0);
   // Where the union is what b knows, b's node is taken: a queue's clocks that keep joining the
   // same history (a queue's ends into its accumulated clock) then share it, and later joins skip
@@ -636,15 +753,17 @@ void Clock::join_node(Ref& a, const Ref& b, int height) {
   if (height == 0) {
     as<Leaf>(a).join(t_, as<Leaf>(b));
     if (as<Leaf>(a).same_as(as<Leaf>(b))) a = b;
-    return;
+    return false;
   }
-  bool same = true;
+  bool same = true, equal = true;
   for (uint32_t k = 0; k < kFan; ++k) {
     Ref& kid = as<Inner>(a).kid[k];
-    join_node(kid, as<Inner>(b).kid[k], height - 1);
+    equal &= join_node(kid, as<Inner>(b).kid[k], height - 1);
     same &= kid.get() == as<Inner>(b).kid[k].get();
   }
+  if (equal && shared) link_same(orig, b.get());
   if (same) a = b;
+  return equal;
 }
 
 void Clock::join(const Clock& o) {
@@ -663,14 +782,17 @@ void Clock::join(const Clock& o) {
   join_node(*r, o.root_, hb);
 }
 
-void Clock::meet_node(Ref& a, const Ref& b, int height) {
-  if (!a || a.get() == b.get()) return;
+bool Clock::meet_node(Ref& a, const Ref& b, int height) {
+  if (take_if_same(a, b, height)) return true;
+  if (!a) return false;
   if (!b) {
     a = Ref();
-    return;
+    return false;
   }
+  const Node* orig = a.get();
+  const bool shared = orig->refs > 1;
   unshare(a, height, 0);
-  bool empty = true, same = true;
+  bool empty = true, same = true, equal = height > 0;
   if (height == 0) {
     as<Leaf>(a).meet(t_, as<Leaf>(b));
     empty = as<Leaf>(a).empty();
@@ -678,16 +800,18 @@ void Clock::meet_node(Ref& a, const Ref& b, int height) {
   } else {
     for (uint32_t k = 0; k < kFan; ++k) {
       Ref& kid = as<Inner>(a).kid[k];
-      meet_node(kid, as<Inner>(b).kid[k], height - 1);
+      equal &= meet_node(kid, as<Inner>(b).kid[k], height - 1);
       empty &= !kid;
       same &= kid.get() == as<Inner>(b).kid[k].get();
     }
   }
+  if (equal && shared) link_same(orig, b.get());
   if (empty) a = Ref();  // no empty nodes: a node is there only where something is known
   // Where the intersection is what b knows, b's node is taken (as join does): two clocks that
   // know the same there but hold different nodes (an earlier round's override, this round's
   // clocks) leave one copy, not one per meet.
   else if (same) a = b;
+  return equal;
 }
 
 void Clock::meet(const Clock& o) {
@@ -707,7 +831,7 @@ void Clock::meet(const Clock& o) {
 }
 
 bool Clock::leq_node(const Node* a, const Node* b, int height, uint64_t* looked) const {
-  if (!a || a == b) return true;
+  if (!a || same_node(a, b)) return true;
   if (looked) ++*looked;
   if (height == 0) {
     static const Leaf kNothing;
@@ -724,7 +848,7 @@ bool Clock::leq(const Clock& o, uint64_t* looked) const {
   if (host_ > o.host_) return false;
   const Node* a = root_.get();
   const Node* b = o.root_.get();
-  if (!a || a == b) return true;
+  if (!a || same_node(a, b)) return true;
   // Align the two roots: the taller one's first kids cover the other's queues; the taller one's
   // other kids (when it is ours) must know nothing the other does not, which is nothing.
   while (b && b->height > a->height) b = static_cast<const Inner*>(b)->kid[0].get();

@@ -59,6 +59,20 @@ class Clock {
   // The same, but for the subtrees it shares with `o` (one tree there, so nothing beyond o's
   // knowledge): a clock made from `o` by a few joins is asked for the queues it may add to `o`.
   bool queues_beyond(const Clock& o, std::vector<uint32_t>& out, size_t limit) const;
+  // Clocks a caller derives from subtrees, one per node, kept while the Derived lives (Engine: the
+  // join of a round's ends of the writes an override knows there, for the thousands of overrides
+  // that learned the same subtree). It holds the nodes it keeps a clock for.
+  class Derived;
+  // Joins into `into` what `of_queue` derives from each queue this clock knows in subtrees it does
+  // not share with `o` (those queues_beyond lists). `of_queue(q, c)` joins into c what it derives
+  // from this clock's entry for q (false where it cannot), and may depend on o only through what o
+  // knows of q. Where o knows nothing of a whole subtree, the join of what `of_queue` gives for its
+  // queues is kept in `derived` under the subtree's node, and taken from there when a clock that
+  // holds that node (or one linked to it) asks again: `of_queue` must give the same for as long as
+  // `derived` lives. `budget` goes down by one per queue asked and by the nodes a comparison of a
+  // kept clock with `into` walks; false when it runs out, or where `of_queue` is false.
+  using OfQueue = std::function<bool(uint32_t queue, Clock& into)>;
+  bool join_beyond(const Clock& o, Derived& derived, const OfQueue& of_queue, Clock& into, uint64_t& budget) const;
   // Calls `f` for each of `among` (sorted queue ids) that it knows anything of, in order, until
   // `f` returns true (then true): walks only the subtrees that hold both, not every queue it knows.
   // With a `tag` other than kNoTag, a subtree where `f` held for none is remembered as such (every
@@ -163,6 +177,18 @@ class Clock {
       void reset() { delete p, p = nullptr; }
     };
     mutable MemoPtr memo;
+    // Another node found to hold the same knowledge (a counted reference; not copied with the
+    // node, dropped when it is written): rounds of Engine::refine build equal subtrees from
+    // different nodes (an override's, this round's), and once one walk has found two of them
+    // equal, later joins, meets and comparisons of the two take one step, not a walk (see
+    // Clock::same_node). Links only go from a node to one without a link, so they form trees.
+    struct Link {
+      Node* p = nullptr;
+      Link() = default;
+      Link(const Link&) {}
+      Link& operator=(const Link&) { return *this; }
+    };
+    mutable Link same;
     Slot* recalled(uint64_t key) const {
       if (!memo.p) return nullptr;
       std::vector<Slot>& sl = memo.p->slot;
@@ -195,6 +221,14 @@ class Clock {
   struct Leaf;
   struct Inner;
   static void destroy(Node* n);
+  static void release(Node* n);  // drops a counted reference held outside a Ref (Node::same)
+  // The node at the end of n's links (n itself without one); shortens the path it walked.
+  static const Node* same_root(const Node* n);
+  // Whether two nodes are known to hold the same knowledge: one node, or linked.
+  static bool same_node(const Node* a, const Node* b) {
+    return a == b || (a && b && (a->same.p || b->same.p) && same_root(a) == same_root(b));
+  }
+  static void link_same(const Node* a, const Node* b);  // a and b were found to hold the same
   // A counted reference to a node (null: the subtree knows nothing).
   class Ref {
    public:
@@ -216,11 +250,17 @@ class Clock {
   Leaf& writable_leaf(uint32_t queue);        // the same, made or copied so this clock owns its path
   void unshare(Ref& r, int height, uint32_t queue);
   void grow(int height);  // a root at least this tall (the old root its first kids)  // r is this clock's own node (made when null)
-  void join_node(Ref& a, const Ref& b, int height);
-  void meet_node(Ref& a, const Ref& b, int height);
+  // Where a is known (one node, or linked) or found (two leaves compared) to hold what b holds: a
+  // takes b's node, and a's, where another clock holds it too, is linked to b's. True then.
+  bool take_if_same(Ref& a, const Ref& b, int height);
+  // Both return whether a held what b holds before (then a holds b's node after).
+  bool join_node(Ref& a, const Ref& b, int height);
+  bool meet_node(Ref& a, const Ref& b, int height);
   bool leq_node(const Node* a, const Node* b, int height, uint64_t* looked) const;
   static bool queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit);
   static bool queues_beyond_node(const Node* a, const Node* b, std::vector<uint32_t>& out, size_t limit);
+  bool join_beyond_node(const Node* a, const Node* b, Derived& d, const OfQueue& f, Clock& into, uint64_t& budget) const;
+  const Clock* derived_of(const Node* a, Derived& d, const OfQueue& f, uint64_t& budget) const;  // null where f failed
   struct Walk;  // one any_known_queue or each_known_queue (clock.cpp)
   static bool any_known_node(const Node* n, uint64_t base, const uint32_t* lo, const uint32_t* hi, const Walk& w);
   struct Fold;  // one max_known (clock.cpp)
@@ -233,6 +273,15 @@ class Clock {
   int32_t host_ = -1;  // (host events are fewer than kMaxEvents, model/trace.h: 32 bits hold them)
   bool open_ = false;
   Ref root_;  // covers queues [0, 16^(height + 1))
+};
+
+class Clock::Derived {
+ public:
+  size_t size() const { return at_.size(); }
+
+ private:
+  friend class Clock;
+  std::unordered_map<const Node*, std::pair<Ref, Clock>> at_;
 };
 
 }  // namespace qvet

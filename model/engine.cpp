@@ -58,6 +58,12 @@ Engine::Engine(const Trace& t, Overrides overrides)
       if (t.cmds[id].op == CmdOp::Signal) cmd_write_[id] = add(t.cmds[id].signal, {false, id}, q, t.cmds[id].value, signal_width(p_, q));
   for (uint32_t h = 0; h < t.host.size(); ++h)
     if (t.host[h].op == HostOp::Signal) host_write_[h] = add(t.host[h].signal, {true, h}, kHostAgent, t.host[h].value, kHostWidth);
+  queue_writes_.resize(nq_);
+  for (uint32_t q = 0; q < nq_; ++q)
+    for (uint32_t id : t.queue_cmds[q])
+      if (cmd_write_[id] != kNone) queue_writes_[q].push_back(t.cmds[id].index);
+  last_host_write_.assign(t.host.size(), kNone);
+  for (uint32_t h = 0, last = kNone; h < t.host.size(); ++h) last_host_write_[h] = last = host_write_[h] != kNone ? h : last;
   // Until a 32-bit write runs, its word's high half is bounded by the highest one any 64-bit write
   // (or the initial value) can leave there.
   processed_order_.resize(p_.signals.size());
@@ -1081,37 +1087,48 @@ bool Engine::close_override(const Clock& start, Clock& learned) {
   if (start.open()) return false;
   Clock k = start;
   k.join(learned);
-  // The queues of subtrees the override shares with `start` add nothing; the others are looked at.
-  std::vector<uint32_t> queues;
-  if (!learned.queues_beyond(start, queues, close_budget_)) return close_budget_ = 0, false;
   uint64_t& budget = close_budget_;
-  budget -= queues.size();
-  work_ += queues.size();
   // A write the override knows: run in this round, and its end (down-closed) joined in.
   // (The nodes a comparison walks count against the budget; the join walks no more of them.)
-  auto close = [&](uint32_t signal, uint32_t i) {
+  auto close = [&](uint32_t signal, uint32_t i, Clock& into) {
     const SignalWrite& sw = writes_[signal][i];
     if (!sw.processed || sw.end->open()) return false;
     uint64_t looked = 0;
-    if (!sw.end->leq(k, &looked)) k.join(*sw.end);
+    if (!sw.end->leq(into, &looked)) into.join(*sw.end);
     work_ += looked;
     if (looked > budget) return budget = 0, false;
     budget -= looked;
     return true;
   };
-  for (uint32_t q : queues)
-    for (auto [lo, hi] : learned.known_ranges(q))
-      for (uint32_t idx = lo; idx < hi; ++idx, ++work_) {
+  // Per queue, from the last write it knows down: one that follows every earlier write of its
+  // queue has their ends in its own, so the rest are skipped (a gathering queue's waits, a long
+  // queue's earlier writes: not walked per override).
+  auto close_queue = [&](uint32_t q, Clock& into) {
+    const std::vector<uint32_t>& wr = queue_writes_[q];
+    auto ranges = learned.known_ranges(q);
+    ++work_;
+    for (size_t r = ranges.size(); r-- > 0;)
+      for (auto it = std::lower_bound(wr.begin(), wr.end(), ranges[r].second); it != wr.begin() && *(it - 1) >= ranges[r].first;) {
         if (budget == 0) return false;
-        --budget;
-        if (start.knows(q, idx)) continue;
-        uint32_t id = t_.queue_cmds[q][idx];
-        if (cmd_write_[id] != kNone && !close(t_.cmds[id].signal, cmd_write_[id])) return false;
+        --budget, ++work_;
+        uint32_t id = t_.queue_cmds[q][*--it];
+        const SignalWrite& sw = writes_[t_.cmds[id].signal][cmd_write_[id]];
+        if (!start.knows(q, *it) && !close(t_.cmds[id].signal, cmd_write_[id], into)) return false;
+        if (sw.follows_all_prev) return true;  // (set once processed, which close asked, or start knows it)
       }
-  for (int64_t h = start.host() + 1; h <= learned.host(); ++h, ++work_) {
+    return true;
+  };
+  // Only the queues of subtrees the override does not share with `start`; where start knows
+  // nothing of a subtree, what its queues close to is kept per node (Engine::closed_), so the
+  // overrides that learned one subtree (thousands of forced waits that learned the same gathering
+  // queue) close it once, not once each.
+  if (!learned.join_beyond(start, closed_, close_queue, k, budget)) return false;
+  // The host's writes: its last one the override knows has every earlier one's end in its own.
+  if (learned.host() > start.host()) {
     if (budget == 0) return false;
-    --budget;
-    if (host_write_[size_t(h)] != kNone && !close(t_.host[size_t(h)].signal, host_write_[size_t(h)])) return false;
+    --budget, ++work_;
+    uint32_t h = last_host_write_[size_t(learned.host())];
+    if (h != kNone && int64_t(h) > start.host() && !close(t_.host[h].signal, host_write_[h], k)) return false;
   }
   learned = std::move(k);
   return true;

@@ -315,6 +315,9 @@ class Engine {
   static constexpr uint64_t kCloseBudget = 1 << 18, kCloseBudgetPerEvent = 16;
   bool close_override(const Clock& start, Clock& learned);
   uint64_t close_budget_ = 0;
+  Clock::Derived closed_;  // close_override: per override node where start knows nothing, the join of its writes' ends
+  std::vector<std::vector<uint32_t>> queue_writes_;  // per queue: the indices of its signal commands, increasing
+  std::vector<uint32_t> last_host_write_;            // per host event: the last one at or before it that writes, or kNone
   std::vector<Forced> forced_;
   // After the run: each forced wait's candidates and what it learns from the final clocks, then
   // its EngineObserver::on_wait (deferred until then).

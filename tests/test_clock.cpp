@@ -118,6 +118,14 @@ TEST_CASE("clock: the shared tree agrees with a plain set of known ends") {
   auto queue = [&]() { return uint32_t(rnd(4) ? rnd(40) : rnd(kQueues)); };
   for (int step = 0; step < 20000; ++step) {
     int a = int(rnd(kPool)), b = int(rnd(kPool));
+    if (rnd(64) == 0) {
+      // The same knowledge as b in nodes of its own (as a later round of refine builds): walks
+      // that find the two equal link them (Clock::same_node), and writes must undo the links.
+      Clock fresh(&t);
+      for (auto [q, i] : sets[b]) fresh.add_end(q, i);
+      clocks[a] = std::move(fresh), sets[a] = sets[b];
+      continue;
+    }
     switch (rnd(6)) {
       case 0:
       case 1: {
@@ -301,6 +309,116 @@ TEST_CASE("clock: a meet whose result is what the other clock knows takes its tr
   CHECK(less.leq(other));
   CHECK(other.leq(make(20000)));
   CHECK_FALSE(less.knows(20000, 0));
+}
+
+TEST_CASE("clock: nodes found to know the same are linked, and a write undoes the link") {
+  // An override (an earlier round's clock) and this round's clocks know the same of thousands of
+  // queues through different nodes; each forced pair met the two, walking all of it (qvet gen
+  // --shape forced-pairs: quadratic). Once one walk finds them equal, later walks take a step.
+  auto make = [] {
+    Clock c;
+    for (uint32_t q = 0; q < 5000; ++q) c.add_end(q * 3, q % 7);
+    return c;
+  };
+  Clock a = make(), b = make();
+  uint64_t looked = 0;
+  CHECK(a.leq(b, &looked));
+  CHECK(looked > 300);  // every node: nothing shared, nothing linked yet
+  Clock m = a;  // shares a's nodes
+  m.meet(b);    // finds them equal to b's: linked
+  CHECK(m.same_tree(b));
+  looked = 0;
+  CHECK(a.leq(b, &looked));
+  CHECK(b.leq(a, &looked));
+  CHECK(looked == 0);
+  Clock j = a;
+  j.join(b);
+  CHECK(j.same_tree(b));
+  std::vector<uint32_t> beyond;
+  CHECK(a.queues_beyond(b, beyond, ~size_t(0)));
+  CHECK(beyond.empty());
+  // A write to one of them drops its link where it writes (its own copy, or the node itself).
+  Clock keep = a;
+  a.add_end(3 * 17, 6);
+  CHECK(a.knows(3 * 17, 6));
+  CHECK_FALSE(a.leq(b));
+  CHECK(b.leq(a));
+  CHECK_FALSE(b.knows(3 * 17, 6));
+  CHECK_FALSE(keep.knows(3 * 17, 6));
+  looked = 0;
+  CHECK(keep.leq(b, &looked));
+  CHECK(looked == 0);
+  Clock lone = make();  // held by one clock: written in place, so its link must go
+  Clock lone_copy = lone;
+  Clock probe = lone_copy;
+  probe.meet(b);  // links lone's nodes (shared by lone and lone_copy) to b's
+  lone_copy = Clock();  // lone holds them alone now
+  lone.add_end(3 * 4000, 6);
+  CHECK_FALSE(lone.leq(b));
+  Clock k = b;
+  k.meet(lone);
+  CHECK_FALSE(k.knows(3 * 4000, 6));
+  CHECK(k.knows(3 * 4000, 4000 % 7));
+  k = b;
+  k.join(lone);
+  CHECK(k.knows(3 * 4000, 6));
+  // Links made in turn (a to b, b's root to c, ...) are followed and shortened, not walked.
+  Clock c = make(), d = make();
+  Clock c2 = c, d2 = d;
+  c2.meet(b);  // c -> b
+  Clock b2 = b;
+  b2.meet(d);  // b -> d
+  looked = 0;
+  CHECK(c.leq(d, &looked));
+  CHECK(looked == 0);
+}
+
+TEST_CASE("clock: join_beyond asks each queue beyond the other clock, and once per subtree the other knows nothing of") {
+  // Thousands of overrides that learned one gathering queue's subtree, each closed over the round
+  // on its own: the queues of that subtree were asked once per override (Engine::close_override).
+  Clock a;
+  for (uint32_t q = 0; q < 100; ++q) a.add_end(q, 0);
+  Clock o = a;  // shares a's nodes so far
+  for (uint32_t q = 100; q < 5000; ++q) a.add_end(q, 0);
+  o.add_end(2500, 0);  // a leaf o knows part of (as does 96..111): asked each time, not kept
+  std::vector<uint32_t> asked;
+  Clock::Derived kept;
+  uint64_t budget = 1 << 20;
+  Clock into;
+  bool fail_4321 = false;
+  auto f = [&](uint32_t q, Clock& c) {  // what the caller derives from q
+    asked.push_back(q);
+    c.add_end(100000 + q, 0);
+    return !(fail_4321 && q == 4321);
+  };
+  REQUIRE(a.join_beyond(o, kept, f, into, budget));
+  std::sort(asked.begin(), asked.end());
+  CHECK(std::adjacent_find(asked.begin(), asked.end()) == asked.end());  // each once
+  for (uint32_t q = 100; q < 5000; ++q) CHECK(std::binary_search(asked.begin(), asked.end(), q));
+  for (uint32_t q = 0; q < 96; ++q) CHECK_FALSE(std::binary_search(asked.begin(), asked.end(), q));  // leaves o holds alike
+  for (uint32_t q = 100; q < 5000; ++q) REQUIRE(into.knows(100000 + q, 0));
+  CHECK(budget <= (1u << 20) - 4900);
+  // A clock that shares a's nodes but one path: only the queues of the leaf it wrote and of the
+  // two leaves o knows part of are asked again; the rest is taken from what was kept.
+  Clock a2 = a;
+  a2.add_end(3000, 1);
+  asked.clear();
+  Clock into2;
+  REQUIRE(a2.join_beyond(o, kept, f, into2, budget));
+  CHECK(asked.size() <= 48);
+  for (uint32_t q = 100; q < 5000; ++q) REQUIRE(into2.knows(100000 + q, 0));
+  // Where the caller cannot derive (a write not run yet), false; and past the budget, false.
+  Clock a3 = a;
+  a3.add_end(4321, 1);
+  fail_4321 = true;
+  Clock into3;
+  CHECK_FALSE(a3.join_beyond(o, kept, f, into3, budget));
+  uint64_t little = 10;
+  Clock into4;
+  Clock fresh;
+  for (uint32_t q = 0; q < 5000; ++q) fresh.add_end(q, 2);
+  CHECK_FALSE(fresh.join_beyond(o, kept, f, into4, little));
+  CHECK(little == 0);
 }
 
 TEST_CASE("max tree: next, max_in, set and erase agree with a plain walk") {

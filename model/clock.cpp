@@ -426,12 +426,12 @@ bool Clock::queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit)
 
 bool Clock::queues(std::vector<uint32_t>& out, size_t limit) const { return queues_node(root_.get(), out, limit); }
 
-bool Clock::queues_beyond_node(const Node* a, const Node* b, std::vector<uint32_t>& out, size_t limit) {
-  if (!a || same_node(a, b)) return true;
-  if (!b || a->height == 0) return queues_node(a, out, limit);
-  for (uint32_t k = 0; k < kFan; ++k)
-    if (!queues_beyond_node(static_cast<const Inner*>(a)->kid[k].get(), static_cast<const Inner*>(b)->kid[k].get(), out, limit))
-      return false;
+bool Clock::ask_leaf(const Node* a, const OfQueue& f, Clock& into, uint64_t& budget) {
+  for (const Entry& e : static_cast<const Leaf*>(a)->q) {
+    if (budget == 0) return false;
+    --budget;
+    if (!f(e.queue, into)) return false;
+  }
   return true;
 }
 
@@ -441,11 +441,7 @@ const Clock* Clock::derived_of(const Node* a, Derived& d, const OfQueue& f, uint
   if (it != d.at_.end()) return &it->second.second;
   Clock c(t_);
   if (a->height == 0) {
-    for (const Entry& e : static_cast<const Leaf*>(a)->q) {
-      if (budget == 0) return nullptr;
-      --budget;
-      if (!f(e.queue, c)) return nullptr;
-    }
+    if (!ask_leaf(a, f, c, budget)) return nullptr;
   } else {
     for (const Ref& k : static_cast<const Inner*>(a)->kid)
       if (k) {
@@ -470,14 +466,7 @@ bool Clock::join_beyond_node(const Node* a, const Node* b, Derived& d, const OfQ
     budget -= looked;
     return true;
   }
-  if (a->height == 0) {
-    for (const Entry& e : static_cast<const Leaf*>(a)->q) {
-      if (budget == 0) return false;
-      --budget;
-      if (!f(e.queue, into)) return false;
-    }
-    return true;
-  }
+  if (a->height == 0) return ask_leaf(a, f, into, budget);
   for (uint32_t k = 0; k < kFan; ++k)
     if (!join_beyond_node(static_cast<const Inner*>(a)->kid[k].get(), static_cast<const Inner*>(b)->kid[k].get(), d, f, into, budget))
       return false;
@@ -504,22 +493,10 @@ bool Clock::join_beyond(const Clock& o, Derived& d, const OfQueue& f, Clock& int
 }
 
 bool Clock::queues_beyond(const Clock& o, std::vector<uint32_t>& out, size_t limit) const {
-  const Node* a = root_.get();
-  const Node* b = o.root_.get();
-  if (!a || same_node(a, b)) return true;
-  // Align the two roots, as leq does: the taller one's first kid covers the other's queues.
-  while (b && b->height > a->height) b = static_cast<const Inner*>(b)->kid[0].get();
-  std::vector<const Node*> rest;  // ours above the other's height: kids 1.. have no counterpart
-  while (b && a->height > b->height) {
-    rest.push_back(a);
-    a = static_cast<const Inner*>(a)->kid[0].get();
-    if (!a) break;
-  }
-  if (!queues_beyond_node(a, b, out, limit)) return false;
-  for (auto it = rest.rbegin(); it != rest.rend(); ++it)
-    for (uint32_t k = 1; k < kFan; ++k)
-      if (!queues_node(static_cast<const Inner*>(*it)->kid[k].get(), out, limit)) return false;
-  return true;
+  Derived walked;  // (each subtree once: nothing kept past this walk)
+  Clock none(t_);
+  uint64_t budget = limit;
+  return join_beyond(o, walked, [&](uint32_t q, Clock&) { return out.push_back(q), true; }, none, budget);
 }
 
 struct Clock::Walk {

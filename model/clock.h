@@ -258,7 +258,7 @@ class Clock {
   bool meet_node(Ref& a, const Ref& b, int height);
   bool leq_node(const Node* a, const Node* b, int height, uint64_t* looked) const;
   static bool queues_node(const Node* n, std::vector<uint32_t>& out, size_t limit);
-  static bool queues_beyond_node(const Node* a, const Node* b, std::vector<uint32_t>& out, size_t limit);
+  static bool ask_leaf(const Node* a, const OfQueue& f, Clock& into, uint64_t& budget);  // f of each of its queues
   bool join_beyond_node(const Node* a, const Node* b, Derived& d, const OfQueue& f, Clock& into, uint64_t& budget) const;
   const Clock* derived_of(const Node* a, Derived& d, const OfQueue& f, uint64_t& budget) const;  // null where f failed
   struct Walk;  // one any_known_queue or each_known_queue (clock.cpp)
@@ -276,10 +276,6 @@ class Clock {
 };
 
 class Clock::Derived {
- public:
-  size_t size() const { return at_.size(); }
-
- private:
   friend class Clock;
   std::unordered_map<const Node*, std::pair<Ref, Clock>> at_;
 };

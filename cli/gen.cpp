@@ -31,6 +31,7 @@ std::string gen_help() {
          "                          options but --commands, --format, -o and, for overlap-copies, --seed are ignored):\n"
          "                            chained-waits  nv: `wait x >= 0; exec; signal s = i` on a chained queue,\n"
          "                                           `wait s >= i; exec` on another\n"
+         "                            chained-writers chained-waits with two chained queues taking turns\n"
          "                            sliding-reads  execs on two queues read overlapping 4 KiB windows of one buffer\n"
          "                            many-queues    one queue per two commands, each signalling the host\n"
          "                            param-loop     a loop bounded by `param r in 1..63` (checked for every count)\n"
@@ -173,7 +174,8 @@ static std::string generate_shape(const GenOptions& o) {
     }
     for (uint64_t i = 0; i < k; ++i) emit("wait u" + std::to_string(i) + " >= 2");
   };
-  if (o.shape == "chained-waits") {
+  if (o.shape == "chained-waits" || o.shape == "chained-writers") {
+    const bool two = o.shape == "chained-writers";  // c0 and c2 take turns, batch by batch
     uint64_t iters = n / 5;
     emit("device gpu0 nv");
     emit("buffer a on gpu0 " + std::to_string(16 * iters + 16));
@@ -182,9 +184,10 @@ static std::string generate_shape(const GenOptions& o) {
     emit("signal s on host = 0");
     emit("queue c0 on gpu0 compute");
     emit("queue c1 on gpu0 compute");
+    if (two) emit("queue c2 on gpu0 compute");
     for (uint64_t i = 1; i <= iters; i += 10) {
       uint64_t last = std::min(iters, i + 9);
-      emit("submit c0 {");
+      emit(two && i / 10 % 2 ? "submit c2 {" : "submit c0 {");
       for (uint64_t k = i; k <= last; ++k) {
         emit("  wait x >= 0");  // breaks the chain: the execs overlap, their releases finish out of order
         emit("  exec produce writes " + range("a", 16 * k, 16));
@@ -662,7 +665,7 @@ int run_gen(int argc, char** argv) {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
     } else if (a == "--shape") {
-      static const char* const kShapes[] = {"eager", "chained-waits", "sliding-reads", "many-queues", "param-loop",
+      static const char* const kShapes[] = {"eager", "chained-waits", "chained-writers", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "forced-pairs", "handoff-many-strays",

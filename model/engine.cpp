@@ -204,6 +204,64 @@ bool Engine::knows_any_write(const Clock& k, uint32_t s, const AgentWrites& aw, 
   return false;
 }
 
+namespace {
+// Past this many latest writes of one writer, they are searched per known range of its queue.
+constexpr size_t kFewLatest = 8;
+}  // namespace
+
+template <class F>
+void Engine::each_known_latest(const Clock& k, uint32_t s, const AgentWrites& aw, F&& f) const {
+  if (aw.latest.size() <= kFewLatest || aw.agent == kHostAgent) {
+    for (uint32_t i : aw.latest)
+      if (++latest_steps_, known(k, writes_[s][i].event)) f(i);
+    return;
+  }
+  auto index_of = [&](uint32_t i) { return t_.cmds[writes_[s][i].event.id].index; };
+  for (auto [lo, hi] : k.known_ranges(aw.agent)) {
+    // The writer's first write at or after `lo` (its queue indices grow in its order), then its
+    // latest writes from there while inside the range.
+    auto j = std::partition_point(aw.idx.begin(), aw.idx.end(), [&](uint32_t i) { return index_of(i) < lo; });
+    if (++latest_steps_, j == aw.idx.end()) break;
+    for (auto it = aw.latest.lower_bound(*j); it != aw.latest.end() && index_of(*it) < hi; ++it) ++latest_steps_, f(*it);
+  }
+}
+
+uint32_t Engine::last_unknown_latest(const Clock& k, uint32_t s, const AgentWrites& aw) const {
+  if (aw.latest.size() <= kFewLatest || aw.agent == kHostAgent) {
+    for (auto it = aw.latest.rbegin(); it != aw.latest.rend(); ++it)
+      if (++latest_steps_, !known(k, writes_[s][*it].event)) return *it;
+    return kNone;
+  }
+  auto index_of = [&](uint32_t i) { return t_.cmds[writes_[s][i].event.id].index; };
+  const auto ranges = k.known_ranges(aw.agent);  // sorted, disjoint
+  // From the last latest write down: one inside a known range skips below that range's start.
+  for (auto it = aw.latest.end(); it != aw.latest.begin();) {
+    const uint32_t c = index_of(*--it);
+    ++latest_steps_;
+    auto r = std::partition_point(ranges.begin(), ranges.end(), [&](const auto& x) { return x.first <= c; });
+    if (r == ranges.begin() || c >= std::prev(r)->second) return *it;
+    const uint32_t lo = std::prev(r)->first;
+    it = aw.latest.lower_bound(*std::partition_point(aw.idx.begin(), aw.idx.end(), [&](uint32_t i) { return index_of(i) < lo; }));
+  }
+  return kNone;
+}
+
+bool Engine::covers_previous(uint32_t s, const SignalWrite& w) const {
+  const AgentWrites& aw = by_agent_[s][w.pos];
+  if (aw.processed == 0) return true;
+  const SignalWrite& prev = writes_[s][aw.idx[aw.processed - 1]];
+  if (!prev.covered) return !w.covered;
+  if (!w.covered) return true;
+  // Both lists go by writer (queues in order, then the host): each of prev's entries needs one of
+  // the same writer in w's, no earlier (a writer's writes are indexed in its order).
+  size_t j = 0;
+  for (uint32_t c : prev.cover) {
+    while (j < w.cover.size() && writes_[s][w.cover[j]].pos != writes_[s][c].pos) ++j;
+    if (j == w.cover.size() || w.cover[j] < c) return false;
+  }
+  return true;
+}
+
 size_t Engine::first_match(const AgentWrites& aw, size_t from, const WaitCond& cond) const {
   // Unprocessed writes still hold their pre-run bound in `vals` (a 32-bit write's high half is
   // only known once it runs), which is what a pending write can be compared with.
@@ -303,13 +361,19 @@ bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& 
   agents.clear();
   const LatestWrites& latest = latest_[s];
   std::vector<uint32_t> todo;
-  for (uint32_t i : latest.order)
-    if (latest.in[i] && !known(k, writes_[s][i].event)) todo.push_back(i);
+  if (latest.live <= kLatest || !latest.covers_in_order) {
+    for (uint32_t i : latest.order)
+      if (++latest_steps_, latest.in[i] && !known(k, writes_[s][i].event)) todo.push_back(i);
+  } else {  // a writer's last unknown latest write covers what its earlier ones do
+    for (uint32_t pos : latest.holders)
+      if (uint32_t i = last_unknown_latest(k, s, by_agent_[s][pos]); i != kNone) todo.push_back(i);
+  }
   if (!todo.empty() && k.open()) return false;
   const size_t bound = todo.size() + kLatest;  // the unknown latest writes, and a few steps below them
   for (size_t steps = 0; !todo.empty(); ++steps) {
     const SignalWrite& w = writes_[s][todo.back()];
     todo.pop_back();
+    ++latest_steps_;
     if (!w.covered || steps == bound) return false;
     agents.push_back(w.agent);
     for (uint32_t c : w.cover)
@@ -347,7 +411,9 @@ bool Engine::knows_every_write(uint32_t s, const Clock& k) const {
     bool many = k.any_known_queue(writer_queues_[s], [&](uint32_t) { return ++known_queues + 1 >= latest.agents; }, Clock::kNoTag, &work_);
     if (!many && known_queues + 1 < latest.agents) return false;  // the host aside
   }
-  return std::all_of(latest.order.begin(), latest.order.end(), [&](uint32_t i) { return !latest.in[i] || known(k, writes_[s][i].event); });
+  if (latest.live > kLatest)
+    return std::all_of(latest.holders.begin(), latest.holders.end(), [&](uint32_t pos) { return last_unknown_latest(k, s, by_agent_[s][pos]) == kNone; });
+  return std::all_of(latest.order.begin(), latest.order.end(), [&](uint32_t i) { return ++latest_steps_, !latest.in[i] || known(k, writes_[s][i].event); });
 }
 
 namespace {
@@ -396,10 +462,9 @@ void Engine::known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out
   const auto& agents = by_agent_[s];
   const Clock::Fresh fresh = fresh_for(s);
   auto take = [&](const AgentWrites& aw) {
-    bool any = false;
-    for (uint32_t i : aw.latest)
-      if (known(k, writes_[s][i].event)) out.push_back(i), any = true;
-    return any;
+    const size_t before = out.size();
+    each_known_latest(k, s, aw, [&](uint32_t i) { out.push_back(i); });
+    return out.size() > before;
   };
   k.each_known_queue(writer_queues_[s], [&](uint32_t q) { return take(agents[pos_of(s, q)]); }, kLatestTag | s,
                      stamp_now(s), fresh, &work_);
@@ -420,8 +485,9 @@ uint32_t Engine::top_known_latest(const WaitCond& cond, const Clock& start) cons
   // wait (a writer's latest writes change only where it writes or loses one: unchanged_since).
   auto top = [&](const AgentWrites& aw) {
     uint64_t best = 0;
-    for (uint32_t i : aw.latest)
-      if (const SignalWrite& w = writes_[s][i]; cond.met_by(w.value) && known(start, w.event)) best = std::max<uint64_t>(best, w.rank + 1);
+    each_known_latest(start, s, aw, [&](uint32_t i) {
+      if (const SignalWrite& w = writes_[s][i]; cond.met_by(w.value)) best = std::max<uint64_t>(best, w.rank + 1);
+    });
     return best;
   };
   const Clock::Fresh fresh = fresh_for(s);
@@ -434,8 +500,9 @@ uint32_t Engine::top_known_latest(const WaitCond& cond, const Clock& start) cons
   // A lower wait's answer differs only where a known latest write meets it and not the higher.
   const std::function<uint64_t(uint32_t)> below = [&](uint32_t q) {
     uint64_t most = 0;
-    for (uint32_t i : agents[pos_of(s, q)].latest)
-      if (const SignalWrite& w = writes_[s][i]; !cond.met_by(w.value) && known(start, w.event)) most = std::max(most, w.value & cond.mask);
+    each_known_latest(start, s, agents[pos_of(s, q)], [&](uint32_t i) {
+      if (const SignalWrite& w = writes_[s][i]; !cond.met_by(w.value)) most = std::max(most, w.value & cond.mask);
+    });
     return most;
   };
   many_latest(s);  // before anything is remembered: from now on, each lost latest write is stamped (drop_known_latest)
@@ -455,13 +522,20 @@ void Engine::drop_known_latest(uint32_t s, const Clock& end) {
     latest.in[i] = 0;
     --latest.live;
     auto& own = by_agent_[s][writes_[s][i].pos].latest;
-    std::erase(own, i);
+    own.erase(i);
     if (own.empty()) --latest.agents;
     // Its writer lost a latest write: what top_known_latest remembered under it may have changed.
     if (auto& m = many_latest_[s]; m && writes_[s][i].pos < writer_queues_[s].size() && by_agent_[s][writes_[s][i].pos].agent != kHostAgent)
       m->last_rank.set(writes_[s][i].pos, stamp_now(s) + 1);
   }
   if (latest.order.size() > 2 * latest.live + 16) std::erase_if(latest.order, [&](uint32_t i) { return !latest.in[i]; });
+  if (latest.holders.size() > 2 * latest.agents + 16)
+    std::erase_if(latest.holders, [&](uint32_t pos) {
+      AgentWrites& aw = by_agent_[s][pos];
+      if (!aw.latest.empty()) return false;
+      aw.holder = false;
+      return true;
+    });
 }
 
 void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vector<uint32_t>& out, bool& knows_none,
@@ -1250,6 +1324,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   index_pending(s, w.pos, false);
   if (aw->processed) ix.done.erase({aw->processed_max, w.pos}), ix.done32.erase({aw->processed_max32, w.pos});
   find_cover(s, w, end);
+  latest_[s].covers_in_order &= covers_previous(s, w);
   // Does it follow every earlier write of its agent? (Always, except for chained releases.)
   w.follows_all_prev = true;
   if (aw->processed > 0) {
@@ -1274,7 +1349,8 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   latest.in[index] = 1;
   ++latest.live;
   if (aw->latest.empty()) ++latest.agents;
-  aw->latest.push_back(uint32_t(index));
+  if (!aw->holder) aw->holder = true, latest.holders.push_back(w.pos);
+  aw->latest.insert(aw->latest.end(), uint32_t(index));
   w.rank = uint32_t(processed_order_[s].size());
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];

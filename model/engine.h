@@ -149,6 +149,9 @@ class Engine {
   // What the run cost, in steps of its agents and agents looked at per wait (deterministic,
   // unlike time): check_trace budgets the rounds of `refine` by it.
   uint64_t work() const { return work_; }
+  // Latest writes of a signal looked at (LatestWrites): apart from work(), which budgets rounds,
+  // so that a test can tell a chained writer's many latest writes are not walked per question.
+  uint64_t latest_steps() const { return latest_steps_; }
   // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
   // Whether a deadlock's component was too large to tell its cycle from the waits behind it
@@ -429,7 +432,11 @@ class Engine {
     uint64_t processed_max = 0, processed_max32 = 0;  // the largest values written so far
     uint64_t processed_min = ~uint64_t(0);            // and the least
     std::vector<uint32_t> waiters;  // queues whose derived wait needs only this writer's writes
-    std::vector<uint32_t> latest;   // its writes among the signal's latest (LatestWrites)
+    // Its writes among the signal's latest (LatestWrites), in its order. Only a chained queue's
+    // can be many (every other writer's write knows its earlier ones): they are found per range
+    // of commands a clock knows (each_known_latest, last_unknown_latest), not write by write.
+    std::set<uint32_t> latest;
+    bool holder = false;  // listed in LatestWrites::holders
   };
   // Per signal, the writers ordered by what they can offer a wait (pairs of value and place in
   // by_agent_): the largest value written so far, and the largest value still to come from a live
@@ -467,6 +474,14 @@ class Engine {
     std::vector<uint32_t> order;  // in processing order; removed ones stay until it is compacted
     std::vector<uint8_t> in;      // per write of the signal: one of them now
     size_t live = 0, agents = 0;  // how many, and how many writers have one (AgentWrites::latest)
+    // The writers (places in by_agent_) that have one, and until it is compacted some that lost
+    // theirs: a clock is asked per writer, not per latest write, past kLatest.
+    std::vector<uint32_t> holders;
+    // Along each writer's writes, coverage only grows (SignalWrite::cover: each write's is at
+    // least its previous one's, and an uncovered one is followed by uncovered ones), as a queue's
+    // front end orders what it learns from other queues; then unknown_writers follows only each
+    // writer's last unknown latest write. Checked as writes are made, not assumed.
+    bool covers_in_order = true;
   };
   static constexpr size_t kLatest = 64;
   std::vector<LatestWrites> latest_;
@@ -481,6 +496,14 @@ class Engine {
   std::vector<std::vector<uint32_t>> writer_queues_;
   // The latest writes of `s` that `k` knows, in processing order.
   void known_latest(uint32_t s, const Clock& k, std::vector<uint32_t>& out) const;
+  // Calls `f(i)` for each latest write `i` of `aw` that `k` knows, in its order; and the last one
+  // it does not know, or kNone. A writer with many (a chained queue whose releases finish out of
+  // order) is searched per range of the commands `k` knows of its queue (Clock::known_ranges).
+  template <class F>
+  void each_known_latest(const Clock& k, uint32_t s, const AgentWrites& aw, F&& f) const;
+  uint32_t last_unknown_latest(const Clock& k, uint32_t s, const AgentWrites& aw) const;
+  // Whether `w`'s cover holds its writer's previous write's (LatestWrites::covers_in_order).
+  bool covers_previous(uint32_t s, const SignalWrite& w) const;
   // Drops the latest writes of `s` that `end` knows (a new write's), keeping the lists in step.
   void drop_known_latest(uint32_t s, const Clock& end);
   // A signal with more than kLatest latest writes: what a start knows of
@@ -548,6 +571,7 @@ class Engine {
   static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
   mutable bool bound_reached_ = false;
   mutable uint64_t work_ = 0;  // one of them cut a scan short (said in a note)
+  mutable uint64_t latest_steps_ = 0;
   // The first write of `aw` at or after `from` whose value meets `c`.
   size_t first_match(const AgentWrites& aw, size_t from, const WaitCond& cond) const;
   // The first live write that could still satisfy wait `w` on agent `aw`, or kNone.

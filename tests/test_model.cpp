@@ -252,6 +252,48 @@ TEST_CASE("model: a stuck wait whose writes so far are all overwritten waits for
   CHECK(check_file("forced_wait_all_overwritten.hcq")->summary() == V{});
 }
 
+TEST_CASE("model: a chained writer's many latest writes are not walked write by write") {
+  // qvet gen --shape chained-waits: `wait x >= 0` breaks c0's chain, so its releases finish out of
+  // order and none of its writes of s knows another: all n are latest writes. The signal-race
+  // checker asks, per write, whose writes its end does not know (unknown_writers), and each write
+  // drops the latest ones it knows (known_latest). Each looked over every latest write: n^2.
+  const int n = 3000;
+  std::string p = "device g nv\nbuffer a on g 64K\nbuffer b on g 64K\nsignal x on host = 0\nsignal s on host = 0\n"
+                  "queue c0 on g compute\nqueue c1 on g compute\n";
+  for (int i = 1; i <= n; i += 10) {
+    std::string produce = "submit c0 {\n", consume = "submit c1 {\n";
+    for (int k = i; k < i + 10; ++k) {
+      const std::string at = std::to_string(16 * k) + ":" + std::to_string(16 * k + 16) + "]\n";
+      produce += "  wait x >= 0\n  exec produce writes a[" + at + "  signal s = " + std::to_string(k) + "\n";
+      consume += "  wait s >= " + std::to_string(k) + "\n  exec consume writes b[" + at;
+    }
+    p += produce + "}\n" + consume + "}\n";
+  }
+  auto c = check(p);
+  REQUIRE(!c->input_error);
+  qvet::Engine e(c->trace);
+  struct Ask : qvet::EngineObserver {
+    const qvet::Engine& e;
+    size_t writes = 0, answered = 0, own_only = 0;
+    explicit Ask(const qvet::Engine& engine) : e(engine) {}
+    void on_command(uint32_t id, const qvet::Clock&, const qvet::Clock& end) override {
+      const qvet::SignalWrite* w = e.write_of({false, id});
+      if (!w) return;
+      ++writes;
+      std::vector<uint32_t> agents;
+      if (!e.unknown_writers(w->signal, end, agents)) return;
+      ++answered;
+      own_only += agents.empty() || agents == std::vector<uint32_t>{w->agent};  // c1 writes nothing
+    }
+  } ask(e);
+  e.run(ask);
+  CHECK(ask.writes == size_t(n));
+  CHECK(ask.answered == ask.writes);
+  CHECK(ask.own_only == ask.writes);
+  CHECK(e.latest_steps() < 40 * c->trace.cmds.size());
+  MESSAGE("latest writes looked at per command: " << double(e.latest_steps()) / double(c->trace.cmds.size()));
+}
+
 TEST_CASE("model: a chained release that finishes out of order is not overwritten by a later-submitted one") {
   CHECK(check_file("chained_out_of_order_releases.hcq")->summary() == V{"signal-race@13,10"});
 }

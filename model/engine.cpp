@@ -217,7 +217,8 @@ void Engine::each_known_latest(const Clock& k, uint32_t s, const AgentWrites& aw
     return;
   }
   auto index_of = [&](uint32_t i) { return t_.cmds[writes_[s][i].event.id].index; };
-  for (auto [lo, hi] : k.known_ranges(aw.agent)) {
+  for (const auto& range : k.known_ranges(aw.agent)) {
+    const uint32_t lo = range.first, hi = range.second;  // named, not bound: the lambda below uses `lo`
     // The writer's first write at or after `lo` (its queue indices grow in its order), then its
     // latest writes from there while inside the range.
     auto j = std::partition_point(aw.idx.begin(), aw.idx.end(), [&](uint32_t i) { return index_of(i) < lo; });

@@ -366,6 +366,8 @@ bool Engine::unknown_writers(uint32_t s, const Clock& k, std::vector<uint32_t>& 
     for (uint32_t i : latest.order)
       if (++latest_steps_, latest.in[i] && !known(k, writes_[s][i].event)) todo.push_back(i);
   } else {  // a writer's last unknown latest write covers what its earlier ones do
+    // (Fewer writes to start from, so the bound below is reached later: past kLatest this can
+    // answer where walking every unknown latest write gave up; the answer is the same writers.)
     for (uint32_t pos : latest.holders)
       if (uint32_t i = last_unknown_latest(k, s, by_agent_[s][pos]); i != kNone) todo.push_back(i);
   }

@@ -209,40 +209,45 @@ namespace {
 constexpr size_t kFewLatest = 8;
 }  // namespace
 
+bool Engine::latest_by_ranges(const AgentWrites& aw) const {
+  return aw.latest.size() > kFewLatest && aw.agent != kHostAgent;  // (the host has one at most)
+}
+
+std::set<uint32_t>::const_iterator Engine::latest_from(uint32_t s, const AgentWrites& aw, uint32_t lo) const {
+  // Its first write at or after queue index `lo` (write and queue indices grow together along a
+  // writer), then the first latest write from there.
+  auto j = std::partition_point(aw.idx.begin(), aw.idx.end(), [&](uint32_t i) { return t_.cmds[writes_[s][i].event.id].index < lo; });
+  return j == aw.idx.end() ? aw.latest.end() : aw.latest.lower_bound(*j);
+}
+
 template <class F>
 void Engine::each_known_latest(const Clock& k, uint32_t s, const AgentWrites& aw, F&& f) const {
-  if (aw.latest.size() <= kFewLatest || aw.agent == kHostAgent) {
+  if (!latest_by_ranges(aw)) {
     for (uint32_t i : aw.latest)
       if (++latest_steps_, known(k, writes_[s][i].event)) f(i);
     return;
   }
-  auto index_of = [&](uint32_t i) { return t_.cmds[writes_[s][i].event.id].index; };
-  for (const auto& range : k.known_ranges(aw.agent)) {
-    const uint32_t lo = range.first, hi = range.second;  // named, not bound: the lambda below uses `lo`
-    // The writer's first write at or after `lo` (its queue indices grow in its order), then its
-    // latest writes from there while inside the range.
-    auto j = std::partition_point(aw.idx.begin(), aw.idx.end(), [&](uint32_t i) { return index_of(i) < lo; });
-    if (++latest_steps_, j == aw.idx.end()) break;
-    for (auto it = aw.latest.lower_bound(*j); it != aw.latest.end() && index_of(*it) < hi; ++it) ++latest_steps_, f(*it);
+  for (auto [lo, hi] : k.known_ranges(aw.agent)) {
+    auto it = latest_from(s, aw, lo);
+    if (++latest_steps_, it == aw.latest.end()) break;  // nothing at or after this range
+    for (; it != aw.latest.end() && t_.cmds[writes_[s][*it].event.id].index < hi; ++it) ++latest_steps_, f(*it);
   }
 }
 
 uint32_t Engine::last_unknown_latest(const Clock& k, uint32_t s, const AgentWrites& aw) const {
-  if (aw.latest.size() <= kFewLatest || aw.agent == kHostAgent) {
+  if (!latest_by_ranges(aw)) {
     for (auto it = aw.latest.rbegin(); it != aw.latest.rend(); ++it)
       if (++latest_steps_, !known(k, writes_[s][*it].event)) return *it;
     return kNone;
   }
-  auto index_of = [&](uint32_t i) { return t_.cmds[writes_[s][i].event.id].index; };
   const auto ranges = k.known_ranges(aw.agent);  // sorted, disjoint
   // From the last latest write down: one inside a known range skips below that range's start.
   for (auto it = aw.latest.end(); it != aw.latest.begin();) {
-    const uint32_t c = index_of(*--it);
+    const uint32_t c = t_.cmds[writes_[s][*--it].event.id].index;
     ++latest_steps_;
     auto r = std::partition_point(ranges.begin(), ranges.end(), [&](const auto& x) { return x.first <= c; });
     if (r == ranges.begin() || c >= std::prev(r)->second) return *it;
-    const uint32_t lo = std::prev(r)->first;
-    it = aw.latest.lower_bound(*std::partition_point(aw.idx.begin(), aw.idx.end(), [&](uint32_t i) { return index_of(i) < lo; }));
+    it = latest_from(s, aw, std::prev(r)->first);
   }
   return kNone;
 }
@@ -1327,7 +1332,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   index_pending(s, w.pos, false);
   if (aw->processed) ix.done.erase({aw->processed_max, w.pos}), ix.done32.erase({aw->processed_max32, w.pos});
   find_cover(s, w, end);
-  latest_[s].covers_in_order &= covers_previous(s, w);
+  if (latest_[s].covers_in_order) latest_[s].covers_in_order = covers_previous(s, w);  // once false, it stays so
   // Does it follow every earlier write of its agent? (Always, except for chained releases.)
   w.follows_all_prev = true;
   if (aw->processed > 0) {

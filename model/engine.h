@@ -502,6 +502,9 @@ class Engine {
   template <class F>
   void each_known_latest(const Clock& k, uint32_t s, const AgentWrites& aw, F&& f) const;
   uint32_t last_unknown_latest(const Clock& k, uint32_t s, const AgentWrites& aw) const;
+  bool latest_by_ranges(const AgentWrites& aw) const;  // whether those two search by ranges
+  // The first latest write of `aw` whose command is at or after queue index `lo`.
+  std::set<uint32_t>::const_iterator latest_from(uint32_t s, const AgentWrites& aw, uint32_t lo) const;
   // Whether `w`'s cover holds its writer's previous write's (LatestWrites::covers_in_order).
   bool covers_previous(uint32_t s, const SignalWrite& w) const;
   // Drops the latest writes of `s` that `end` knows (a new write's), keeping the lists in step.

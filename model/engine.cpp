@@ -106,6 +106,7 @@ Engine::Engine(const Trace& t, Overrides overrides)
   index_.resize(p_.signals.size());
   unprocessed_.resize(p_.signals.size());
   chained_max_.assign(p_.signals.size(), 0);
+  chained_meets_.resize(p_.signals.size());
   shared_.resize(p_.signals.size());
   trees_.resize(p_.signals.size());
   latest_.resize(p_.signals.size());
@@ -149,7 +150,11 @@ const WaitResolution* Engine::resolution(EventRef w) const {
   if (r == kNone) return nullptr;
   WaitResolution& res = resolutions_[r];
   if (res.unlisted) list_candidates(res);
-  if (res.shared && res.shared_count > 1) {  // in writer order
+  if (res.chained_count) {  // the chained queues' writes, with the ordered writers' in writer order
+    res.shared = shared_with_chained(res.cond, res.chained_made, res.shared, res.shared_count);
+    res.shared_count = res.shared->size();
+    res.chained_count = 0;
+  } else if (res.shared && res.shared_count > 1) {  // in writer order
     auto& [list_ref, sorted] = sorted_shared_[{res.shared.get(), res.shared_count}];
     if (!sorted) {
       list_ref = res.shared;
@@ -762,63 +767,91 @@ Clock Engine::meet_of_ends(uint32_t s, const std::vector<uint32_t>& list) const 
   return m;
 }
 
-Engine::SharedCandidates& Engine::shared_candidates(EventRef w, const WaitCond& cond, const Clock& start) const {
+Engine::SharedCandidates& Engine::shared_candidates(const WaitCond& cond) const {
   const uint32_t s = cond.signal;
   SharedCandidates& sh = shared_[s][{cond.threshold, cond.mask}];
   const size_t made = processed_order_[s].size();
-  if (chained_max_[s] <= kMaxChainedCandidates) {
-    // pick_candidates' answer where nothing is known, in the order the writes were made: an
-    // ordered writer's first write that meets the wait (its writes are made in its order), and
-    // every one of a chained queue's (all candidates while it made no more than its bound).
-    auto add = [&](uint32_t i) {
-      const SignalWrite& x = writes_[s][i];
-      if (ordered_agent(x.agent)) sh.has.insert(x.pos);
-      if (sh.list->empty()) sh.meet = *x.end;
-      else sh.meet.meet(*x.end);
-      uint32_t first = sh.list->empty() || candidate_order(s, i) < candidate_order(s, sh.first.back()) ? i : sh.first.back();
-      sh.list->push_back(i);
-      sh.first.push_back(first);
-    };
-    if (!sh.list || sh.fresh_per_version || made - sh.version > sh.list->size() + kLatest) {
-      // Made afresh from the writers with a match, when that is cheaper than walking the writes
-      // made since (one signal, thousands of thresholds, each asked once). Later waits' lists grow.
-      std::vector<uint32_t> agents, found;
-      sorted_matching_writers(cond, agents);
-      for (uint32_t pos : agents) {
-        const AgentWrites& aw = by_agent_[s][pos];
-        for (size_t k = 0; k < aw.processed; ++k, ++work_)
-          if (cond.met_by(writes_[s][aw.idx[k]].value)) {
-            found.push_back(aw.idx[k]);
-            if (ordered_agent(aw.agent)) break;
-          }
-      }
-      std::sort(found.begin(), found.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
-      sh = SharedCandidates{};
-      sh.list = std::make_shared<std::vector<uint32_t>>();
-      for (uint32_t i : found) add(i);
-      sh.version = made;
-      work_ += 1 + found.size();
-      return sh;
+  if (sh.list && sh.version == made) return sh;
+  // pick_candidates' answer where nothing is known, in the order the writes were made: an
+  // ordered writer's first write that meets the wait (its writes are made in its order).
+  auto add = [&](uint32_t i) {
+    const SignalWrite& x = writes_[s][i];
+    sh.has.insert(x.pos);
+    if (sh.list->empty()) sh.ordered_meet = *x.end;
+    else sh.ordered_meet.meet(*x.end);
+    uint32_t first = sh.list->empty() || candidate_order(s, i) < candidate_order(s, sh.first.back()) ? i : sh.first.back();
+    sh.list->push_back(i);
+    sh.first.push_back(first);
+  };
+  if (!sh.list || made - sh.version > sh.list->size() + kLatest) {
+    // Made afresh from the writers with a match, when that is cheaper than walking the writes
+    // made since (one signal, thousands of thresholds, each asked once). Later waits' lists grow.
+    std::vector<uint32_t> agents, found;
+    sorted_matching_writers(cond, agents);
+    for (uint32_t pos : agents) {
+      const AgentWrites& aw = by_agent_[s][pos];
+      if (!ordered_agent(aw.agent)) continue;
+      for (size_t k = 0; k < aw.processed; ++k, ++work_)
+        if (cond.met_by(writes_[s][aw.idx[k]].value)) {
+          found.push_back(aw.idx[k]);
+          break;
+        }
     }
-    for (; sh.version < made; ++sh.version, ++work_)
-      if (uint32_t i = processed_order_[s][sh.version]; !sh.has.count(writes_[s][i].pos) && cond.met_by(writes_[s][i].value)) add(i);
-    return sh;
+    std::sort(found.begin(), found.end(), [&](uint32_t a, uint32_t b) { return writes_[s][a].rank < writes_[s][b].rank; });
+    sh = SharedCandidates{};
+    sh.list = std::make_shared<std::vector<uint32_t>>();
+    for (uint32_t i : found) add(i);
+    work_ += 1 + agents.size() + found.size();
+  } else {
+    for (size_t v = sh.version; v < made; ++v, ++work_)
+      if (uint32_t i = processed_order_[s][v]; ordered_agent(writes_[s][i].agent) && !sh.has.count(writes_[s][i].pos) &&
+                                               cond.met_by(writes_[s][i].value))
+        add(i);
   }
-  if (sh.list && sh.fresh_per_version && sh.version == made) return sh;
-  Scan sc{*this, w, cond, start, false, writes_[s]};
-  std::vector<uint32_t> agents;
-  sorted_matching_writers(cond, agents);
-  work_ += agents.size();
-  std::vector<Span> spans;
-  std::vector<uint32_t> lower_known;
-  WaitResolution tmp{w, cond};
-  scan_known(sc, agents, spans, lower_known);
-  pick_candidates(sc, agents, spans, lower_known, tmp);
   sh.version = made;
-  sh.fresh_per_version = true;
-  sh.meet = meet_of_ends(s, tmp.candidates);
-  sh.list = std::make_shared<std::vector<uint32_t>>(std::move(tmp.candidates));
+  // Every write of a chained queue that meets it (its releases may finish out of order).
+  sh.chained = chained_matches(cond);
+  sh.meet = sh.list->empty() ? sh.chained.meet : sh.ordered_meet;
+  if (!sh.list->empty() && sh.chained.count) sh.meet.meet(sh.chained.meet);
+  sh.first_all = sh.list->empty() ? kNone : sh.first.back();
+  if (sh.chained.count && (sh.first_all == kNone || sh.chained.first_order < candidate_order(s, sh.first_all)))
+    sh.first_all = sh.chained.first;
   return sh;
+}
+
+MeetAbove::Answer Engine::chained_matches(const WaitCond& cond) const {
+  const uint32_t s = cond.signal;
+  if (chained_meets_[s].wide.size() == 0) return {};
+  work_ += 1;
+  if (cond.mask == ~uint64_t(0)) return chained_meets_[s].wide.at_least(cond.threshold);
+  if (cond.narrow()) return chained_meets_[s].narrow.at_least(cond.threshold);
+  // Another width (no profile has one): each processed write looked at.
+  MeetAbove::Answer a;
+  for (const AgentWrites& aw : by_agent_[s]) {
+    if (ordered_agent(aw.agent)) continue;
+    for (size_t k = 0; k < aw.processed; ++k, ++work_)
+      if (const SignalWrite& x = writes_[s][aw.idx[k]]; cond.met_by(x.value)) {
+        if (a.count++ == 0) a.meet = *x.end;
+        else a.meet.meet(*x.end);
+        if (uint64_t o = candidate_order(s, aw.idx[k]); o < a.first_order) a.first_order = o, a.first = aw.idx[k];
+      }
+  }
+  return a;
+}
+
+Engine::ListRef Engine::shared_with_chained(const WaitCond& cond, size_t made, const ListRef& ordered, size_t count) const {
+  const uint32_t s = cond.signal;
+  ListRef& out = with_chained_[{s, cond.threshold, cond.mask, made}];
+  if (out) return out;
+  std::vector<uint32_t> list;
+  if (ordered) list.assign(ordered->begin(), ordered->begin() + long(count));
+  for (const AgentWrites& aw : by_agent_[s]) {
+    if (ordered_agent(aw.agent)) continue;
+    for (size_t k = 0; k < aw.processed; ++k)
+      if (const SignalWrite& x = writes_[s][aw.idx[k]]; x.rank < made && cond.met_by(x.value)) list.push_back(aw.idx[k]);
+  }
+  in_writer_order(s, list);
+  return out = std::make_shared<const std::vector<uint32_t>>(std::move(list));
 }
 
 // The candidates of a wait, in two passes over the agents that write its signal: what the wait
@@ -832,7 +865,7 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   // Many latest writes: a start that knows writes of the signal, but none of a writer that made a
   // write meeting the wait, has the candidates of one that knows none (each such writer's first
   // match, or every match of a chained one), less the initial value if it knows a write.
-  if (!after_wait && indexed(cond) && latest_[cond.signal].live > kLatest && chained_max_[cond.signal] <= kMaxChainedCandidates &&
+  if (!after_wait && indexed(cond) && latest_[cond.signal].live > kLatest &&
       knows_no_matching_writer(cond, start, knows_some) && (knows_some || !cond.met_by(init_[cond.signal])))
     knows_none = true;
   else
@@ -842,11 +875,10 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   if (knows_none && !after_wait) {
     // The wait knows no write (of a writer with a match): its candidates depend only on the
     // writes made so far (shared).
-    const SharedCandidates& sh = shared_candidates(w, cond, start);
-    if (!sh.list->empty()) {
-      r.shared = sh.list, r.shared_count = sh.list->size();
-      r.unlisted_first = sh.fresh_per_version ? sh.list->front() : sh.first.back();
-    }
+    const SharedCandidates& sh = shared_candidates(cond);
+    if (!sh.list->empty()) r.shared = sh.list, r.shared_count = sh.list->size();
+    if (sh.chained.count) r.chained_count = sh.chained.count, r.chained_made = sh.version;
+    r.unlisted_first = sh.first_all;
     learned = r.initial_candidate ? Clock(&t_) : sh.meet;
     return;
   }
@@ -1250,6 +1282,7 @@ void Engine::settle_forced(EngineObserver& obs) {
       r.candidate_known = std::move(now.candidate_known);
       r.initial_candidate = now.initial_candidate;
       r.shared = nullptr;
+      r.chained_count = 0;
       r.unlisted_first = kNone;
     }
     f.next_initial = r.initial_candidate;
@@ -1260,14 +1293,13 @@ void Engine::settle_forced(EngineObserver& obs) {
 bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
   const WaitCond& cond = f.cond;
   const uint32_t s = cond.signal;
-  if (!indexed(cond) || chained_max_[s] > kMaxChainedCandidates || knows_write_command(s, f.start)) return false;
+  if (!indexed(cond) || knows_write_command(s, f.start)) return false;
   auto& tree = trees_[s][{cond.threshold, cond.mask}];
   if (!tree) {
-    // What candidates() finds for a wait that knows no write, at the end (each writer's first
-    // write that meets it); those that come after a wait drop out per wait.
-    const SharedCandidates& sh = shared_candidates(f.wait, cond, f.start);
-    std::vector<uint32_t> list = *sh.list;
-    in_writer_order(s, list);
+    // What candidates() finds for a wait that knows no write, at the end (each ordered writer's
+    // first write that meets it, every chained queue's); those that come after a wait drop out per wait.
+    const SharedCandidates& sh = shared_candidates(cond);
+    std::vector<uint32_t> list = *shared_with_chained(cond, sh.version, sh.list, sh.list->size());
     std::vector<const Clock*> ends;
     for (uint32_t i : list) ends.push_back(writes_[s][i].end.get());
     tree = std::make_shared<const CandidateTree>(std::move(list), ends, &t_);
@@ -1276,6 +1308,7 @@ bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
   r.candidates.clear();
   r.candidate_known.clear();
   r.shared = nullptr;
+  r.chained_count = 0;
   r.initial_candidate = cond.met_by(init_[s]);
   size_t first = tree->next(0, after), count = 0;
   r.tree = first < tree->size() ? tree : nullptr;
@@ -1377,7 +1410,12 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
     if (tree) tree->erase(index);
   w.end = std::make_shared<const Clock>(end);
   ++aw->processed;
-  if (!ordered_agent(aw->agent)) chained_max_[s] = std::max(chained_max_[s], aw->processed);
+  if (!ordered_agent(aw->agent)) {
+    chained_max_[s] = std::max(chained_max_[s], aw->processed);
+    const uint64_t order = candidate_order(s, uint32_t(index));
+    chained_meets_[s].wide.insert(w.value, w.rank, order, uint32_t(index), *w.end);
+    chained_meets_[s].narrow.insert(w.value & kLowHalf, w.rank, order, uint32_t(index), *w.end);
+  }
   aw->processed_max = std::max(aw->processed_max, w.value);
   aw->processed_max32 = std::max(aw->processed_max32, w.value & kLowHalf);
   aw->processed_min = std::min(aw->processed_min, w.value);

@@ -25,6 +25,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include "core/max_tree.h"
 #include "model/candidate_tree.h"
 #include "model/clock.h"
+#include "model/meet_above.h"
 #include "model/profile.h"
 #include "model/queue_rules.h"
 #include "model/trace.h"
@@ -80,6 +82,11 @@ struct WaitResolution {
   // queue's latest first); EngineObserver::on_wait sees the first of that order, `unlisted_first`.
   std::shared_ptr<const std::vector<uint32_t>> shared;
   size_t shared_count = 0;
+  // Such a wait's candidates of chained queues: every one of their writes that meets it, among the
+  // first `chained_made` of the signal processed, `chained_count` of them. They are counted, not
+  // listed, as it resolves (a chained queue's thousands of writes, thousands of waits); after
+  // `shared` in writer order once Engine::resolution lists them.
+  size_t chained_count = 0, chained_made = 0;
   // A wait that knows every write of its signal made so far, one of which meets it: its candidates
   // all happen before it starts, so it adds no ordering, and they are listed only when asked for
   // (Engine::resolution lists them as of `listed_at` writes, from `start`), not as it resolves:
@@ -102,7 +109,8 @@ struct WaitResolution {
   // it as the older write.
   uint32_t latest_known = kNone;
 
-  size_t count() const { return candidates.size() + (shared ? shared_count : 0); }
+  size_t count() const { return candidates.size() + (shared ? shared_count : 0) + chained_count; }
+  // candidate(i) reads `candidates` and `shared`: a chained count is listed first (Engine::resolution).
   uint32_t candidate(size_t i) const { return i < candidates.size() ? candidates[i] : (*shared)[i - candidates.size()]; }
   bool known(size_t i) const { return i < candidates.size() && candidate_known[i]; }
 };
@@ -152,7 +160,15 @@ class Engine {
   // Latest writes of a signal looked at (LatestWrites): apart from work(), which budgets rounds,
   // so that a test can tell a chained writer's many latest writes are not walked per question.
   uint64_t latest_steps() const { return latest_steps_; }
-  // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates) cut a scan short.
+  // Clock meets of chained queues' writes that waits knowing none of their signal's writes met
+  // (MeetAbove, adding writes and asking), for a test to tell they are not met one by one per wait.
+  uint64_t chained_meets() const {
+    uint64_t n = 0;
+    for (const ChainedMeets& c : chained_meets_) n += c.wide.meets() + c.narrow.meets();
+    return n;
+  }
+  // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates: a wait that knows
+  // some write of its signal, on chained queues) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
   // Whether a deadlock's component was too large to tell its cycle from the waits behind it
   // (kMaxCycleGroup): then it is one finding.
@@ -261,16 +277,19 @@ class Engine {
   void candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                   WaitResolution& r, Clock& learned) const;
   // The candidates of waits that know no write of their signal, per signal and (threshold, mask),
-  // as of `version` (the signal's writes processed so far). While no chained queue has written the
-  // signal, `list` grows as writes are made (`has`: the ordered writers whose first match is in it); after,
-  // it is made afresh per version (a chained queue's candidates are its last matching writes).
+  // as of `version` (the signal's writes processed so far): each ordered writer's first write that
+  // meets them, in `list`, which grows as writes are made (`has`: the writers whose first match is
+  // in it); and every chained queue's write that meets them, counted and met in `chained_meets_`
+  // (MeetAbove), not listed (Engine::resolution lists them when asked).
   struct SharedCandidates {
     size_t version = 0;
     std::shared_ptr<std::vector<uint32_t>> list;
     std::unordered_set<uint32_t> has;
     std::vector<uint32_t> first;  // per length of `list`: its first entry in writer order (candidate_order)
-    bool fresh_per_version = false;
-    Clock meet;
+    Clock ordered_meet;           // the meet of `list`'s ends
+    MeetAbove::Answer chained;    // the chained writes' (as of `version`)
+    Clock meet;                   // of every candidate's end: ordered_meet and chained.meet
+    uint32_t first_all = kNone;   // the first candidate in writer order, or kNone
   };
   // The order candidates are listed in: by writer, a chained queue's latest first.
   uint64_t candidate_order(uint32_t signal, uint32_t write) const;
@@ -280,8 +299,18 @@ class Engine {
   using ListRef = std::shared_ptr<const std::vector<uint32_t>>;
   mutable std::map<std::pair<const void*, size_t>, std::pair<ListRef, ListRef>> sorted_shared_;  // (the list, kept alive: its address is the key), sorted
   // shared_[s][{threshold, mask}] brought up to the writes made so far.
-  SharedCandidates& shared_candidates(EventRef w, const WaitCond& cond, const Clock& start) const;
+  SharedCandidates& shared_candidates(const WaitCond& cond) const;
   mutable std::vector<std::map<std::pair<uint64_t, uint64_t>, SharedCandidates>> shared_;
+  // Per signal, its chained queues' processed writes keyed by value at 64 and at 32 bits.
+  struct ChainedMeets {
+    MeetAbove wide, narrow;
+  };
+  std::vector<ChainedMeets> chained_meets_;
+  MeetAbove::Answer chained_matches(const WaitCond& cond) const;
+  // The writes of chained queues among the first `made` of `cond.signal` processed that meet it,
+  // with `ordered` (a shared list's first `count`), in writer order: made once per such list.
+  ListRef shared_with_chained(const WaitCond& cond, size_t made, const ListRef& ordered, size_t count) const;
+  mutable std::map<std::tuple<uint32_t, uint64_t, uint64_t, size_t>, ListRef> with_chained_;
   struct Scan;
   struct Span {
     size_t kb = 0;   // ordered agents: the wait knows its writes [0, kb)
@@ -325,9 +354,9 @@ class Engine {
   // After the run: each forced wait's candidates and what it learns from the final clocks, then
   // its EngineObserver::on_wait (deferred until then).
   void settle_forced(EngineObserver& obs);
-  // settle_forced for a wait whose start knows no write of its signal, while no chained queue made
-  // more writes of it than kMaxChainedCandidates: its candidates through the signal's
-  // CandidateTree, the shared list less those after it (false: not such a wait).
+  // settle_forced for a wait whose start knows no write of its signal: its candidates through the
+  // signal's CandidateTree, the shared list (with the chained queues' writes that meet it) less
+  // those after it (false: not such a wait).
   bool settle_through_tree(Forced& f, WaitResolution& r);
   std::vector<std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const CandidateTree>>> trees_;  // per signal, (threshold, mask)
   // Whether `k` knows any write command of `s`, made or not, asked of each writer's entry in `k`

@@ -150,7 +150,9 @@ const WaitResolution* Engine::resolution(EventRef w) const {
   if (r == kNone) return nullptr;
   WaitResolution& res = resolutions_[r];
   if (res.unlisted) list_candidates(res);
-  if (res.chained_count) {  // the chained queues' writes, with the ordered writers' in writer order
+  if (!res.chained_spans.empty()) {
+    list_chained_spans(res);
+  } else if (res.chained_count) {  // the chained queues' writes, with the ordered writers' in writer order
     res.shared = shared_with_chained(res.cond, res.chained_made, res.shared, res.shared_count);
     res.shared_count = res.shared->size();
     res.chained_count = 0;
@@ -677,6 +679,29 @@ bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std
       while (j > 0 && sc.match(aw.idx[j - 1])) --j;
       spans[a].run = j;
       if (j > 0) lower_known.push_back(aw.idx[j - 1]);
+    } else if (const ChainIndex* ci = chain_of(aw, n, sc.cond)) {
+      // As below, through its ChainIndex: the look back ends at the last known lower write that
+      // follows all earlier ones (found per known range); the known lower writes after it.
+      spans[a].known = known_positions(sc.start, sc.cond.signal, aw, n);
+      any_known |= !spans[a].known.empty();
+      const ChainIndex::Cond c{sc.cond.threshold, sc.cond.narrow()};
+      for (size_t k = spans[a].known.size(); k-- > 0;)
+        if (size_t b = ci->last_barrier_below(spans[a].known[k].first, spans[a].known[k].second, c); b != ChainIndex::kNoPos) {
+          spans[a].from = b;
+          break;
+        }
+      size_t looked = 0;
+      for (size_t k = spans[a].known.size(); k-- > 0;) {
+        auto [lo, hi] = spans[a].known[k];
+        if (hi <= spans[a].from) break;
+        bool more = true;
+        ci->each_from_right(std::max(lo, spans[a].from), hi, c, false, [&](size_t j) {
+          if (looked++ == kMaxChainedScan) return bound_reached_ = true, more = false;
+          lower_known.push_back(aw.idx[j]);
+          return true;
+        });
+        if (!more) break;
+      }
     } else {
       any_known |= knows_any_write(sc.start, sc.cond.signal, aw);
       // Its known lower writes may overwrite other agents' candidates too; one that follows all
@@ -721,6 +746,46 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents
           add(aw.idx[k], false);
           break;
         }
+    } else if (const ChainIndex* ci = chain_of(aw, n, sc.cond)) {
+      // As below, through its ChainIndex. The known ones that meet it, from the latest, each
+      // unless overwritten; of the unknown ones (between the known ranges, after the look back's
+      // end), the latest is listed, the others are left to r.chained_spans (candidates() counts
+      // and meets them, Engine::resolution lists them).
+      const ChainIndex::Cond c{sc.cond.threshold, sc.cond.narrow()};
+      const auto& known = spans[a].known;
+      const size_t from = spans[a].from, first = r.candidates.size();
+      size_t taken = 0, looked = 0;
+      for (size_t k = known.size(); k-- > 0;) {
+        auto [lo, hi] = known[k];
+        if (hi <= from) break;
+        bool more = true;
+        ci->each_from_right(std::max(lo, from), hi, c, true, [&](size_t j) {
+          if (taken == kMaxChainedCandidates || looked++ == kMaxChainedScan) return bound_reached_ = true, more = false;
+          if (!sc.overwritten(aw.idx[j], lower_known)) add(aw.idx[j], true), ++taken;
+          return true;
+        });
+        if (!more) break;
+      }
+      bool listed = false;
+      for (size_t k = known.size() + 1, hi = n; k-- > 0 && hi > from;) {  // the gaps, from the right
+        size_t lo = std::max(k > 0 ? known[k - 1].second : 0, from);
+        if (lo < hi) {
+          size_t j = listed ? ChainIndex::kNoPos : ci->last_meeting(lo, hi, c);
+          if (j != ChainIndex::kNoPos) {
+            add(aw.idx[j], false);
+            listed = true;
+            if (j + 1 < hi) r.chained_spans.push_back({agents[a], uint32_t(j + 1), uint32_t(hi)});
+            hi = j;
+          }
+          if (lo < hi && listed) r.chained_spans.push_back({agents[a], uint32_t(lo), uint32_t(hi)});
+        }
+        if (k > 0) hi = known[k - 1].first;
+      }
+      // Latest first, as below (the unknown one among the known ones).
+      std::vector<std::pair<uint32_t, bool>> mine;
+      for (size_t i = first; i < r.candidates.size(); ++i) mine.push_back({r.candidates[i], r.candidate_known[i]});
+      std::sort(mine.begin(), mine.end(), [](auto& x, auto& y) { return x.first > y.first; });
+      for (size_t i = first; i < r.candidates.size(); ++i) r.candidates[i] = mine[i - first].first, r.candidate_known[i] = mine[i - first].second;
     } else {
       // A chained queue's releases may finish out of order: every processed write counts, back to
       // a known lower write that follows all earlier writes of the queue (it overwrites them).
@@ -821,7 +886,15 @@ Engine::SharedCandidates& Engine::shared_candidates(const WaitCond& cond) const 
 
 MeetAbove::Answer Engine::chained_matches(const WaitCond& cond) const {
   const uint32_t s = cond.signal;
-  if (chained_meets_[s].wide.size() == 0) return {};
+  ChainedMeets& cm = chained_meets_[s];
+  for (uint32_t i : cm.pending) {
+    const SignalWrite& w = writes_[s][i];
+    const uint64_t order = candidate_order(s, i);
+    cm.wide.insert(w.value, w.rank, order, i, *w.end);
+    cm.narrow.insert(w.value & kLowHalf, w.rank, order, i, *w.end);
+  }
+  cm.pending.clear();
+  if (cm.wide.size() == 0) return {};
   work_ += 1;
   if (cond.mask == ~uint64_t(0)) return chained_meets_[s].wide.at_least(cond.threshold);
   if (cond.narrow()) return chained_meets_[s].narrow.at_least(cond.threshold);
@@ -890,6 +963,53 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   pick_candidates(sc, agents, spans, lower_known, r);
   r.initial_candidate &= !any_known;
   learned = r.initial_candidate ? Clock(&t_) : meet_of_ends(cond.signal, r.candidates);
+  // The chained writers' unknown candidates left unlisted: counted, and their ends met.
+  Clock m;
+  size_t count = 0;
+  for (const WaitResolution::ChainSpan& sp : r.chained_spans)
+    by_agent_[cond.signal][sp.pos].chain->meet_meeting(sp.lo, sp.hi, {cond.threshold, cond.narrow()}, m, count);
+  r.chained_count = count;
+  if (count && !r.initial_candidate) learned.meet(m);
+}
+
+const ChainIndex* Engine::chain_of(const AgentWrites& aw, size_t n, const WaitCond& cond) const {
+  return n > kChainDirect && indexed(cond) && aw.chain && aw.chain->added() >= n ? aw.chain.get() : nullptr;
+}
+
+std::vector<std::pair<size_t, size_t>> Engine::known_positions(const Clock& k, uint32_t s, const AgentWrites& aw, size_t n) const {
+  std::vector<std::pair<size_t, size_t>> out;
+  auto index_of = [&](size_t j) { return t_.cmds[writes_[s][aw.idx[j]].event.id].index; };
+  auto first_at = [&](uint32_t cmd) {  // the first of aw's first n writes at or after command `cmd`
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (index_of(mid) < cmd) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  for (auto [lo_cmd, hi_cmd] : k.known_ranges(aw.agent))
+    if (size_t lo = first_at(lo_cmd), hi = first_at(hi_cmd); lo < hi) out.push_back({lo, hi});
+  return out;
+}
+
+void Engine::list_chained_spans(WaitResolution& r) const {
+  const uint32_t s = r.cond.signal;
+  std::vector<std::pair<uint32_t, bool>> all;
+  for (size_t i = 0; i < r.candidates.size(); ++i) all.push_back({r.candidates[i], r.candidate_known[i]});
+  for (const WaitResolution::ChainSpan& sp : r.chained_spans) {
+    const AgentWrites& aw = by_agent_[s][sp.pos];
+    aw.chain->each_from_right(sp.lo, sp.hi, {r.cond.threshold, r.cond.narrow()}, true, [&](size_t j) {
+      all.push_back({aw.idx[j], false});
+      return true;
+    });
+  }
+  std::stable_sort(all.begin(), all.end(), [&](auto& a, auto& b) { return candidate_order(s, a.first) < candidate_order(s, b.first); });
+  r.candidates.clear();
+  r.candidate_known.clear();
+  for (auto [i, known] : all) r.candidates.push_back(i), r.candidate_known.push_back(known);
+  r.chained_spans.clear();
+  r.chained_count = 0;
 }
 
 uint32_t Engine::latest_known_match(const WaitCond& cond, const Clock& start) const {
@@ -1150,6 +1270,7 @@ void Engine::list_candidates(WaitResolution& r) const {
   scan_known(sc, agents, spans, lower_known);
   r.candidates.clear();  // the unknown ones, found as it resolved: listed again, in order
   r.candidate_known.clear();
+  r.chained_spans.clear();
   pick_candidates(sc, agents, spans, lower_known, r);
   r.unlisted = false;
   r.start = Clock();
@@ -1280,9 +1401,10 @@ void Engine::settle_forced(EngineObserver& obs) {
       candidates(f.wait, f.cond, f.start, true, now, f.next_learned);
       r.candidates = std::move(now.candidates);
       r.candidate_known = std::move(now.candidate_known);
+      r.chained_spans = std::move(now.chained_spans);
       r.initial_candidate = now.initial_candidate;
       r.shared = nullptr;
-      r.chained_count = 0;
+      r.chained_count = now.chained_count;
       r.unlisted_first = kNone;
     }
     f.next_initial = r.initial_candidate;
@@ -1309,6 +1431,7 @@ bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
   r.candidate_known.clear();
   r.shared = nullptr;
   r.chained_count = 0;
+  r.chained_spans.clear();
   r.initial_candidate = cond.met_by(init_[s]);
   size_t first = tree->next(0, after), count = 0;
   r.tree = first < tree->size() ? tree : nullptr;
@@ -1412,9 +1535,14 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   ++aw->processed;
   if (!ordered_agent(aw->agent)) {
     chained_max_[s] = std::max(chained_max_[s], aw->processed);
-    const uint64_t order = candidate_order(s, uint32_t(index));
-    chained_meets_[s].wide.insert(w.value, w.rank, order, uint32_t(index), *w.end);
-    chained_meets_[s].narrow.insert(w.value & kLowHalf, w.rank, order, uint32_t(index), *w.end);
+    if (!aw->chain_broken && aw->idx.size() > kChainDirect) {
+      if (!aw->chain) aw->chain = std::make_shared<ChainIndex>(aw->idx.size());
+      if (aw->chain->added() + 1 == aw->processed && aw->idx[aw->processed - 1] == uint32_t(index))
+        aw->chain->add(w.value, w.follows_all_prev, *w.end);
+      else
+        aw->chain = nullptr, aw->chain_broken = true;  // not in its order (never seen): read write by write
+    }
+    chained_meets_[s].pending.push_back(uint32_t(index));
   }
   aw->processed_max = std::max(aw->processed_max, w.value);
   aw->processed_max32 = std::max(aw->processed_max32, w.value & kLowHalf);

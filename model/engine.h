@@ -34,6 +34,7 @@
 
 #include "core/max_tree.h"
 #include "model/candidate_tree.h"
+#include "model/chain_index.h"
 #include "model/clock.h"
 #include "model/meet_above.h"
 #include "model/profile.h"
@@ -87,6 +88,14 @@ struct WaitResolution {
   // listed, as it resolves (a chained queue's thousands of writes, thousands of waits); after
   // `shared` in writer order once Engine::resolution lists them.
   size_t chained_count = 0, chained_made = 0;
+  // A wait that knows some write of its signal: per chained writer (its place among the signal's
+  // writers) the ranges [lo, hi) of its writes, in its order, whose writes that meet the wait are
+  // candidates it does not know, `chained_count` of them; counted and met (ChainIndex), not
+  // listed, as it resolves; Engine::resolution lists them, all in writer order.
+  struct ChainSpan {
+    uint32_t pos, lo, hi;
+  };
+  std::vector<ChainSpan> chained_spans;
   // A wait that knows every write of its signal made so far, one of which meets it: its candidates
   // all happen before it starts, so it adds no ordering, and they are listed only when asked for
   // (Engine::resolution lists them as of `listed_at` writes, from `start`), not as it resolves:
@@ -160,11 +169,14 @@ class Engine {
   // Latest writes of a signal looked at (LatestWrites): apart from work(), which budgets rounds,
   // so that a test can tell a chained writer's many latest writes are not walked per question.
   uint64_t latest_steps() const { return latest_steps_; }
-  // Clock meets of chained queues' writes that waits knowing none of their signal's writes met
-  // (MeetAbove, adding writes and asking), for a test to tell they are not met one by one per wait.
+  // Clock meets of chained queues' writes (MeetAbove for waits that know no write of their signal,
+  // ChainIndex for the others; adding writes and asking), for a test to tell they are not met one
+  // by one per wait.
   uint64_t chained_meets() const {
     uint64_t n = 0;
     for (const ChainedMeets& c : chained_meets_) n += c.wide.meets() + c.narrow.meets();
+    for (const auto& agents : by_agent_)
+      for (const AgentWrites& aw : agents) n += aw.chain ? aw.chain->meets() : 0;
     return n;
   }
   // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates: a wait that knows
@@ -301,11 +313,13 @@ class Engine {
   // shared_[s][{threshold, mask}] brought up to the writes made so far.
   SharedCandidates& shared_candidates(const WaitCond& cond) const;
   mutable std::vector<std::map<std::pair<uint64_t, uint64_t>, SharedCandidates>> shared_;
-  // Per signal, its chained queues' processed writes keyed by value at 64 and at 32 bits.
+  // Per signal, its chained queues' processed writes keyed by value at 64 and at 32 bits; added
+  // there when a wait first asks (`pending` until then: most signals' waits never do).
   struct ChainedMeets {
     MeetAbove wide, narrow;
+    std::vector<uint32_t> pending;
   };
-  std::vector<ChainedMeets> chained_meets_;
+  mutable std::vector<ChainedMeets> chained_meets_;
   MeetAbove::Answer chained_matches(const WaitCond& cond) const;
   // The writes of chained queues among the first `made` of `cond.signal` processed that meet it,
   // with `ordered` (a shared list's first `count`), in writer order: made once per such list.
@@ -315,7 +329,13 @@ class Engine {
   struct Span {
     size_t kb = 0;   // ordered agents: the wait knows its writes [0, kb)
     size_t run = 0;  // ... and [run, kb) is the trailing run of them that satisfies the wait
+    // Chained agents read through their ChainIndex: the ranges of its writes the wait knows, and
+    // where its look back ends (a known lower write that follows all earlier ones; 0: none).
+    std::vector<std::pair<size_t, size_t>> known;
+    size_t from = 0;
   };
+  // The candidates of r.chained_spans, in r, all in writer order.
+  void list_chained_spans(WaitResolution& r) const;
   // candidates(), pass 1: per agent, what the wait knows of its writes, and the known writes that
   // do not satisfy it (they may overwrite candidates). Returns whether it knows any write.
   bool scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans,
@@ -466,7 +486,15 @@ class Engine {
     // of commands a clock knows (each_known_latest, last_unknown_latest), not write by write.
     std::set<uint32_t> latest;
     bool holder = false;  // listed in LatestWrites::holders
+    std::shared_ptr<ChainIndex> chain;  // a chained queue's writes, as processed (null: not kept)
+    bool chain_broken = false;          // a write was processed out of its order: none kept
   };
+  // A chained writer's ChainIndex, where its first `n` writes are read through it for a wait for
+  // `cond` (more than kChainDirect of them, at 64 or 32 bits), or null.
+  const ChainIndex* chain_of(const AgentWrites& aw, size_t n, const WaitCond& cond) const;
+  static constexpr size_t kChainDirect = 64;
+  // The ranges of aw's first n writes (positions) whose commands `k` knows, in order.
+  std::vector<std::pair<size_t, size_t>> known_positions(const Clock& k, uint32_t signal, const AgentWrites& aw, size_t n) const;
   // Per signal, the writers ordered by what they can offer a wait (pairs of value and place in
   // by_agent_): the largest value written so far, and the largest value still to come from a live
   // writer, each at both widths. A wait looks only at the writers that can matter to it, not at

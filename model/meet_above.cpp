@@ -20,17 +20,26 @@ void MeetAbove::take(Answer& a, const Clock& meet, size_t count, uint64_t order,
 
 void MeetAbove::pull(uint32_t n) {
   Node& x = nodes_[n];
-  x.meet = x.end;
+  x.met = false;
+  x.meet = Clock();
   x.count = 1;
   x.first_order = x.order, x.first = x.id;
   for (uint32_t c : {x.left, x.right}) {
     if (c == kNil) continue;
     const Node& y = nodes_[c];
-    x.meet.meet(y.meet);
-    ++meets_;
     x.count += y.count;
     if (y.first_order < x.first_order) x.first_order = y.first_order, x.first = y.first;
   }
+}
+
+const Clock& MeetAbove::meet_of(uint32_t n) const {
+  if (nodes_[n].met) return nodes_[n].meet;
+  Clock m = nodes_[n].end;
+  for (uint32_t c : {nodes_[n].left, nodes_[n].right})
+    if (c != kNil) m.meet(meet_of(c)), ++meets_;
+  nodes_[n].meet = std::move(m);
+  nodes_[n].met = true;
+  return nodes_[n].meet;
 }
 
 // Inserts node x under n (which may be kNil); returns the subtree's new root. Rotations keep the
@@ -62,7 +71,7 @@ uint32_t MeetAbove::insert_under(uint32_t n, uint32_t x) {
 
 void MeetAbove::insert(uint64_t key, uint32_t tie, uint64_t order, uint32_t id, const Clock& end) {
   uint32_t x = uint32_t(nodes_.size());
-  nodes_.push_back(Node{key, order, tie, id, mix(tie), kNil, kNil, end, end, 1, order, id});
+  nodes_.push_back(Node{key, order, tie, id, mix(tie), kNil, kNil, end, end, true, 1, order, id});
   root_ = insert_under(root_, x);
 }
 
@@ -77,7 +86,7 @@ MeetAbove::Answer MeetAbove::at_least(uint64_t key) const {
     take(a, x.end, 1, x.order, x.id);  // it and everything right of it are at or above
     if (x.right != kNil) {
       const Node& r = nodes_[x.right];
-      take(a, r.meet, r.count, r.first_order, r.first);
+      take(a, meet_of(x.right), r.count, r.first_order, r.first);
     }
     n = x.left;
   }

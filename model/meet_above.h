@@ -9,8 +9,9 @@
 // per signal and width (the values at 64 and at 32 bits).
 //
 // A treap keyed by (value, tie) whose priorities come from the tie (deterministic runs); each
-// node keeps its subtree's meet, size and first entry. Entries are never removed. Not
-// thread-safe (Clocks are not).
+// node keeps its subtree's size and first entry, and its subtree's meet once a question needed it
+// (an insert marks the nodes it changed; a signal whose waits never ask costs no meet). Entries
+// are never removed. Not thread-safe (Clocks are not).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -43,8 +44,9 @@ class MeetAbove {
     uint32_t tie, id, priority;
     uint32_t left = kNil, right = kNil;
     Clock end;
-    // Of the subtree rooted here.
+    // Of the subtree rooted here; `meet` only while `met`.
     Clock meet;
+    bool met = false;
     size_t count = 1;
     uint64_t first_order;
     uint32_t first;
@@ -54,8 +56,9 @@ class MeetAbove {
   }
   uint32_t insert_under(uint32_t n, uint32_t x);
   void pull(uint32_t n);
+  const Clock& meet_of(uint32_t n) const;  // the subtree's meet, computed where it is not kept
   void take(Answer& a, const Clock& meet, size_t count, uint64_t order, uint32_t id) const;
-  std::vector<Node> nodes_;
+  mutable std::vector<Node> nodes_;
   uint32_t root_ = kNil;
   mutable uint64_t meets_ = 0;
 };

@@ -1,0 +1,102 @@
+#include "model/chain_index.h"
+
+#include <algorithm>
+
+#include "model/profile.h"
+
+namespace qvet {
+
+ChainIndex::ChainIndex(size_t size) : size_(size) {
+  while (leaves_ < size_) leaves_ *= 2;
+  nodes_.resize(2 * leaves_);
+}
+
+void ChainIndex::add(uint64_t value, bool follows_all_prev, const Clock& end) {
+  const size_t pos = added_++;
+  const uint64_t v32 = value & kLowHalf;
+  size_t k = leaves_ + pos;
+  Node& leaf = nodes_[k];
+  leaf.max64 = leaf.min64 = value;
+  leaf.max32 = leaf.min32 = v32;
+  if (follows_all_prev) leaf.barrier_min64 = value, leaf.barrier_min32 = v32;
+  leaf.meet = end;
+  leaf.met = true;
+  for (; k > 1; k /= 2) {  // the values at every ancestor
+    Node& up = nodes_[k / 2];
+    up.max64 = std::max(up.max64, value), up.min64 = std::min(up.min64, value);
+    up.max32 = std::max(up.max32, v32), up.min32 = std::min(up.min32, v32);
+    if (follows_all_prev) up.barrier_min64 = std::min(up.barrier_min64, value), up.barrier_min32 = std::min(up.barrier_min32, v32);
+  }
+}
+
+const Clock& ChainIndex::meet_of(size_t k) const {
+  Node& n = nodes_[k];
+  if (!n.met) {  // an inner node: its left child, then its right one where that holds a write
+    Clock m = meet_of(2 * k);
+    size_t depth_span = 1;
+    for (size_t j = k; j < leaves_; j *= 2) depth_span *= 2;  // positions under k
+    size_t lo = (k * depth_span) - leaves_;
+    if (lo + depth_span / 2 < size_) m.meet(meet_of(2 * k + 1)), ++meets_;
+    n.meet = std::move(m);
+    n.met = true;
+  }
+  return n.meet;
+}
+
+void ChainIndex::take(Clock& meet, size_t& count, const Clock& m, size_t n) const {
+  if (count == 0) meet = m;
+  else meet.meet(m), ++meets_;
+  count += n;
+}
+
+size_t ChainIndex::last_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, const std::function<bool(const Node&)>& may,
+                             const std::function<bool(const Node&)>& leaf) const {
+  if (hi <= qlo || lo >= qhi || !may(nodes_[k])) return kNoPos;
+  if (hi - lo == 1) return leaf(nodes_[k]) ? lo : kNoPos;
+  size_t mid = (lo + hi) / 2;
+  size_t r = last_node(2 * k + 1, mid, hi, qlo, qhi, may, leaf);
+  return r != kNoPos ? r : last_node(2 * k, lo, mid, qlo, qhi, may, leaf);
+}
+
+size_t ChainIndex::last_meeting(size_t lo, size_t hi, Cond c) const {
+  return last_node(1, 0, leaves_, lo, std::min(hi, added_), [&](const Node& n) { return max_of(n, c) >= c.threshold; },
+                   [&](const Node& n) { return max_of(n, c) >= c.threshold; });
+}
+
+size_t ChainIndex::last_barrier_below(size_t lo, size_t hi, Cond c) const {
+  auto below = [&](const Node& n) { return barrier_min_of(n, c) < c.threshold; };
+  return last_node(1, 0, leaves_, lo, std::min(hi, added_), below, below);
+}
+
+bool ChainIndex::each_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, Cond c, bool meets,
+                           const std::function<bool(size_t)>& f) const {
+  if (hi <= qlo || lo >= qhi) return true;
+  const Node& n = nodes_[k];
+  if (meets ? max_of(n, c) < c.threshold : min_of(n, c) >= c.threshold) return true;  // none here
+  if (hi - lo == 1) return f(lo);
+  size_t mid = (lo + hi) / 2;
+  return each_node(2 * k + 1, mid, hi, qlo, qhi, c, meets, f) && each_node(2 * k, lo, mid, qlo, qhi, c, meets, f);
+}
+
+void ChainIndex::each_from_right(size_t lo, size_t hi, Cond c, bool meets, const std::function<bool(size_t)>& f) const {
+  each_node(1, 0, leaves_, lo, std::min(hi, added_), c, meets, f);
+}
+
+void ChainIndex::meet_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, Cond c, Clock& meet, size_t& count) const {
+  if (hi <= qlo || lo >= qhi) return;
+  const Node& n = nodes_[k];
+  if (max_of(n, c) < c.threshold) return;
+  if (qlo <= lo && hi <= qhi && min_of(n, c) >= c.threshold) {  // all of it, every write added
+    take(meet, count, meet_of(k), std::min(hi, size_) - lo);
+    return;
+  }
+  size_t mid = (lo + hi) / 2;
+  meet_node(2 * k, lo, mid, qlo, qhi, c, meet, count);
+  meet_node(2 * k + 1, mid, hi, qlo, qhi, c, meet, count);
+}
+
+void ChainIndex::meet_meeting(size_t lo, size_t hi, Cond c, Clock& meet, size_t& count) const {
+  meet_node(1, 0, leaves_, lo, std::min(hi, added_), c, meet, count);
+}
+
+}  // namespace qvet

@@ -33,6 +33,7 @@ std::string gen_help() {
          "                                           `wait s >= i; exec` on another\n"
          "                            chained-writers chained-waits with two chained queues taking turns\n"
          "                            chained-known  chained-waits with a host write of s before and after\n"
+         "                            chained-alternating chained-known where every other write of s is high\n"
          "                            sliding-reads  execs on two queues read overlapping 4 KiB windows of one buffer\n"
          "                            many-queues    one queue per two commands, each signalling the host\n"
          "                            param-loop     a loop bounded by `param r in 1..63` (checked for every count)\n"
@@ -175,11 +176,12 @@ static std::string generate_shape(const GenOptions& o) {
     }
     for (uint64_t i = 0; i < k; ++i) emit("wait u" + std::to_string(i) + " >= 2");
   };
-  if (o.shape == "chained-waits" || o.shape == "chained-writers" || o.shape == "chained-known") {
+  if (o.shape == "chained-waits" || o.shape == "chained-writers" || o.shape == "chained-known" || o.shape == "chained-alternating") {
     const bool two = o.shape == "chained-writers";  // c0 and c2 take turns, batch by batch
     // The host writes s first and last: c1's waits know a write of a writer that meets them, so
     // they look back over c0's writes themselves (no shared list).
-    const bool known = o.shape == "chained-known";
+    const bool alternating = o.shape == "chained-alternating";  // and every other write is high
+    const bool known = o.shape == "chained-known" || alternating;
     uint64_t iters = n / 5;
     emit("device gpu0 nv");
     emit("buffer a on gpu0 " + std::to_string(16 * iters + 16));
@@ -196,7 +198,7 @@ static std::string generate_shape(const GenOptions& o) {
       for (uint64_t k = i; k <= last; ++k) {
         emit("  wait x >= 0");  // breaks the chain: the execs overlap, their releases finish out of order
         emit("  exec produce writes " + range("a", 16 * k, 16));
-        emit("  signal s = " + std::to_string(k));
+        emit("  signal s = " + std::to_string(alternating && k % 2 == 0 ? 2 * iters + k : k));
       }
       emit("}");
       emit("submit c1 {");
@@ -206,7 +208,7 @@ static std::string generate_shape(const GenOptions& o) {
       }
       emit("}");
     }
-    if (known) emit("signal s = " + std::to_string(iters + 1));
+    if (known) emit("signal s = " + std::to_string(3 * iters + 1));
   } else if (o.shape == "sliding-reads") {
     emit("device gpu0 nv");
     emit("buffer a on gpu0 " + std::to_string(16 * n + 4096));
@@ -671,7 +673,7 @@ int run_gen(int argc, char** argv) {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
     } else if (a == "--shape") {
-      static const char* const kShapes[] = {"eager", "chained-waits", "chained-writers", "chained-known", "sliding-reads", "many-queues", "param-loop",
+      static const char* const kShapes[] = {"eager", "chained-waits", "chained-writers", "chained-known", "chained-alternating", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "forced-pairs", "handoff-many-strays",

@@ -9,6 +9,8 @@ namespace qvet {
 ChainIndex::ChainIndex(size_t size) : size_(size) {
   while (leaves_ < size_) leaves_ *= 2;
   nodes_.resize(2 * leaves_);
+  sorted64_.resize(leaves_), sorted32_.resize(leaves_);  // inner nodes only
+  ends_.reserve(size_);
 }
 
 void ChainIndex::add(uint64_t value, bool follows_all_prev, const Clock& end) {
@@ -21,6 +23,7 @@ void ChainIndex::add(uint64_t value, bool follows_all_prev, const Clock& end) {
   if (follows_all_prev) leaf.barrier_min64 = value, leaf.barrier_min32 = v32;
   leaf.meet = end;
   leaf.met = true;
+  ends_.push_back(&leaf.meet);  // nodes_ never grows: the address stays
   for (; k > 1; k /= 2) {  // the values at every ancestor
     Node& up = nodes_[k / 2];
     up.max64 = std::max(up.max64, value), up.min64 = std::min(up.min64, value);
@@ -82,13 +85,46 @@ void ChainIndex::each_from_right(size_t lo, size_t hi, Cond c, bool meets, const
   each_node(1, 0, leaves_, lo, std::min(hi, added_), c, meets, f);
 }
 
+const ChainIndex::Sorted& ChainIndex::sorted(size_t k, size_t lo, size_t hi, bool narrow) const {
+  auto& slot = (narrow ? sorted32_ : sorted64_)[k];
+  if (!slot) {
+    hi = std::min(hi, size_);
+    std::vector<std::pair<uint64_t, size_t>> by_value;
+    for (size_t j = lo; j < hi; ++j) {
+      const Node& leaf = nodes_[leaves_ + j];
+      by_value.push_back({narrow ? leaf.max32 : leaf.max64, j});
+    }
+    std::sort(by_value.begin(), by_value.end());
+    slot = std::make_unique<Sorted>();
+    slot->suffix.resize(by_value.size());
+    for (size_t i = by_value.size(); i-- > 0;) {
+      slot->suffix[i] = *ends_[by_value[i].second];
+      if (i + 1 < by_value.size()) slot->suffix[i].meet(slot->suffix[i + 1]), ++meets_;
+    }
+    for (auto& [v, j] : by_value) slot->values.push_back(v);
+  }
+  return *slot;
+}
+
 void ChainIndex::meet_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, Cond c, Clock& meet, size_t& count) const {
   if (hi <= qlo || lo >= qhi) return;
   const Node& n = nodes_[k];
   if (max_of(n, c) < c.threshold) return;
-  if (qlo <= lo && hi <= qhi && min_of(n, c) >= c.threshold) {  // all of it, every write added
-    take(meet, count, meet_of(k), std::min(hi, size_) - lo);
-    return;
+  if (qlo <= lo && hi <= qhi) {  // every write under it is added
+    if (min_of(n, c) >= c.threshold) {  // all of it
+      take(meet, count, meet_of(k), std::min(hi, size_) - lo);
+      return;
+    }
+    auto mixed = [&](size_t child) {
+      const Node& x = nodes_[child];
+      return min_of(x, c) < c.threshold && max_of(x, c) >= c.threshold;
+    };
+    if (hi - lo > 2 && mixed(2 * k) && mixed(2 * k + 1)) {  // both halves mixed: by value
+      const Sorted& s = sorted(k, lo, hi, c.narrow);
+      size_t i = size_t(std::lower_bound(s.values.begin(), s.values.end(), c.threshold) - s.values.begin());
+      take(meet, count, s.suffix[i], s.values.size() - i);
+      return;
+    }
   }
   size_t mid = (lo + hi) / 2;
   meet_node(2 * k, lo, mid, qlo, qhi, c, meet, count);

@@ -1,5 +1,8 @@
 #include "core/max_tree.h"
 #include "model/candidate_tree.h"
+#include "model/chain_index.h"
+#include "model/meet_above.h"
+#include "model/profile.h"
 #include "model/clock.h"
 #include "model/trace.h"
 #include "devices/rng.h"
@@ -652,6 +655,100 @@ TEST_CASE("candidate tree: the entries that do not come after a wait, and their 
       for (size_t j = 0; j < kept.size(); ++j) j == 0 ? void(plain = ends[kept[j]]) : plain.meet(ends[kept[j]]);
       CHECK(m.leq(plain));
       CHECK(plain.leq(m));
+    }
+  }
+}
+
+namespace {
+// What a plain walk says of the clocks the two indexes below meet: each compared on every end
+// the random clocks may hold.
+bool same_knowledge(const Clock& a, const Clock& b) {
+  for (uint32_t q = 0; q < 6; ++q)
+    for (uint32_t i = 0; i < 8; ++i)
+      if (a.knows(q, i) != b.knows(q, i)) return false;
+  return a.host() == b.host();
+}
+Clock random_end(qvet::Rng& rng) {
+  Clock c;
+  for (uint32_t q = 0; q < 6; ++q)
+    for (uint32_t i = 0; i < 8; ++i)
+      if (rng.below(3)) c.add_end(q, i);
+  c.see_host(int64_t(rng.below(5)));
+  return c;
+}
+}  // namespace
+
+TEST_CASE("chain index and meet-above agree with a plain walk - whatever the order of values") {
+  qvet::Rng rng{777};
+  for (int round = 0; round < 60; ++round) {
+    const size_t n = 1 + rng.below(round < 30 ? 40 : 300);
+    const int pattern = round % 3;  // random values, alternating high and low, growing
+    std::vector<uint64_t> vals;
+    std::vector<bool> barrier;
+    std::vector<Clock> ends;
+    for (size_t j = 0; j < n; ++j) {
+      vals.push_back(pattern == 0 ? rng.below(20) : pattern == 1 ? (j % 2 ? j : 1000 + j) : j / 3);
+      if (rng.below(7) == 0) vals.back() |= uint64_t(1) << 40;  // a high half: the widths differ
+      barrier.push_back(rng.below(5) == 0);
+      ends.push_back(random_end(rng));
+    }
+    const size_t added = n - rng.below(n / 4 + 1);
+    qvet::ChainIndex ci(n);
+    qvet::MeetAbove wide, narrow;
+    std::vector<uint64_t> orders;
+    for (size_t j = 0; j < added; ++j) {
+      ci.add(vals[j], barrier[j], ends[j]);
+      const uint64_t order = rng.next() >> 1;
+      orders.push_back(order);
+      wide.insert(vals[j], uint32_t(j), order, uint32_t(j), ends[j]);
+      narrow.insert(vals[j] & qvet::kLowHalf, uint32_t(j), order, uint32_t(j), ends[j]);
+    }
+    for (int ask = 0; ask < 40; ++ask) {
+      const bool is_narrow = rng.below(2);
+      const uint64_t t = pattern == 1 && rng.below(2) ? rng.below(n + 2) : rng.below(22);
+      auto value = [&](size_t j) { return is_narrow ? vals[j] & qvet::kLowHalf : vals[j]; };
+      size_t lo = rng.below(added + 1), hi = rng.below(added + 1);
+      if (lo > hi) std::swap(lo, hi);
+      const qvet::ChainIndex::Cond c{t, is_narrow};
+      // meet_meeting
+      Clock want, got;
+      size_t want_n = 0, got_n = 0;
+      for (size_t j = lo; j < hi; ++j)
+        if (value(j) >= t) {
+          if (want_n++ == 0) want = ends[j];
+          else want.meet(ends[j]);
+        }
+      ci.meet_meeting(lo, hi, c, got, got_n);
+      REQUIRE(got_n == want_n);
+      if (want_n) CHECK(same_knowledge(got, want));
+      // last_meeting, last_barrier_below, each_from_right
+      size_t last = qvet::ChainIndex::kNoPos, last_barrier = qvet::ChainIndex::kNoPos;
+      std::vector<size_t> meeting, other;
+      for (size_t j = hi; j-- > lo;) {
+        if (value(j) >= t && last == qvet::ChainIndex::kNoPos) last = j;
+        if (value(j) < t && barrier[j] && last_barrier == qvet::ChainIndex::kNoPos) last_barrier = j;
+        (value(j) >= t ? meeting : other).push_back(j);
+      }
+      CHECK(ci.last_meeting(lo, hi, c) == last);
+      CHECK(ci.last_barrier_below(lo, hi, c) == last_barrier);
+      std::vector<size_t> seen_meeting, seen_other;
+      ci.each_from_right(lo, hi, c, true, [&](size_t j) { return seen_meeting.push_back(j), true; });
+      ci.each_from_right(lo, hi, c, false, [&](size_t j) { return seen_other.push_back(j), true; });
+      CHECK(seen_meeting == meeting);
+      CHECK(seen_other == other);
+      // MeetAbove over every added write
+      const qvet::MeetAbove::Answer a = (is_narrow ? narrow : wide).at_least(t);
+      size_t above = 0, first = qvet::MeetAbove::kNoEntry;
+      Clock m;
+      for (size_t j = 0; j < added; ++j)
+        if (value(j) >= t) {
+          if (above++ == 0) m = ends[j];
+          else m.meet(ends[j]);
+          if (first == qvet::MeetAbove::kNoEntry || orders[j] < orders[first]) first = j;
+        }
+      REQUIRE(a.count == above);
+      CHECK(a.first == first);
+      if (above) CHECK(same_knowledge(a.meet, m));
     }
   }
 }

@@ -867,15 +867,25 @@ Engine::SharedCandidates& Engine::shared_candidates(const WaitCond& cond) const 
     sh.list = std::make_shared<std::vector<uint32_t>>();
     for (uint32_t i : found) add(i);
     work_ += 1 + agents.size() + found.size();
+    sh.chained = chained_matches(cond);  // every write of a chained queue that meets it
   } else {
-    for (size_t v = sh.version; v < made; ++v, ++work_)
-      if (uint32_t i = processed_order_[s][v]; ordered_agent(writes_[s][i].agent) && !sh.has.count(writes_[s][i].pos) &&
-                                               cond.met_by(writes_[s][i].value))
-        add(i);
+    // The writes made since, one step each: an ordered writer's first match joins the list, a
+    // chained queue's match the chained meet (as MeetAbove would answer, without asking it).
+    for (size_t v = sh.version; v < made; ++v, ++work_) {
+      const uint32_t i = processed_order_[s][v];
+      const SignalWrite& x = writes_[s][i];
+      if (!cond.met_by(x.value)) continue;
+      if (ordered_agent(x.agent)) {
+        if (!sh.has.count(x.pos)) add(i);
+        continue;
+      }
+      MeetAbove::Answer& c = sh.chained;
+      if (c.count++ == 0) c.meet = *x.end;
+      else c.meet.meet(*x.end);
+      if (uint64_t o = candidate_order(s, i); o < c.first_order) c.first_order = o, c.first = i;
+    }
   }
   sh.version = made;
-  // Every write of a chained queue that meets it (its releases may finish out of order).
-  sh.chained = chained_matches(cond);
   sh.meet = sh.list->empty() ? sh.chained.meet : sh.ordered_meet;
   if (!sh.list->empty() && sh.chained.count) sh.meet.meet(sh.chained.meet);
   sh.first_all = sh.list->empty() ? kNone : sh.first.back();
@@ -887,17 +897,18 @@ Engine::SharedCandidates& Engine::shared_candidates(const WaitCond& cond) const 
 MeetAbove::Answer Engine::chained_matches(const WaitCond& cond) const {
   const uint32_t s = cond.signal;
   ChainedMeets& cm = chained_meets_[s];
-  for (uint32_t i : cm.pending) {
-    const SignalWrite& w = writes_[s][i];
-    const uint64_t order = candidate_order(s, i);
-    cm.wide.insert(w.value, w.rank, order, i, *w.end);
-    cm.narrow.insert(w.value & kLowHalf, w.rank, order, i, *w.end);
-  }
-  cm.pending.clear();
-  if (cm.wide.size() == 0) return {};
+  if (cm.writes.empty()) return {};
   work_ += 1;
-  if (cond.mask == ~uint64_t(0)) return chained_meets_[s].wide.at_least(cond.threshold);
-  if (cond.narrow()) return chained_meets_[s].narrow.at_least(cond.threshold);
+  if (indexed(cond)) {
+    const bool narrow = cond.narrow();
+    MeetAbove& tree = narrow ? cm.narrow : cm.wide;
+    for (size_t& in = narrow ? cm.in_narrow : cm.in_wide; in < cm.writes.size(); ++in) {
+      const uint32_t i = cm.writes[in];
+      const SignalWrite& w = writes_[s][i];
+      tree.insert(narrow ? w.value & kLowHalf : w.value, w.rank, candidate_order(s, i), i, *w.end);
+    }
+    return tree.at_least(cond.threshold);
+  }
   // Another width (no profile has one): each processed write looked at.
   MeetAbove::Answer a;
   for (const AgentWrites& aw : by_agent_[s]) {
@@ -1421,7 +1432,9 @@ bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
     // What candidates() finds for a wait that knows no write, at the end (each ordered writer's
     // first write that meets it, every chained queue's); those that come after a wait drop out per wait.
     const SharedCandidates& sh = shared_candidates(cond);
-    std::vector<uint32_t> list = *shared_with_chained(cond, sh.version, sh.list, sh.list->size());
+    std::vector<uint32_t> list = *sh.list;  // with the chained queues' writes, where any meets it
+    if (sh.chained.count) list = *shared_with_chained(cond, sh.version, sh.list, sh.list->size());
+    else in_writer_order(s, list);
     std::vector<const Clock*> ends;
     for (uint32_t i : list) ends.push_back(writes_[s][i].end.get());
     tree = std::make_shared<const CandidateTree>(std::move(list), ends, &t_);
@@ -1542,7 +1555,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
       else
         aw->chain = nullptr, aw->chain_broken = true;  // not in its order (never seen): read write by write
     }
-    chained_meets_[s].pending.push_back(uint32_t(index));
+    chained_meets_[s].writes.push_back(uint32_t(index));
   }
   aw->processed_max = std::max(aw->processed_max, w.value);
   aw->processed_max32 = std::max(aw->processed_max32, w.value & kLowHalf);

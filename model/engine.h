@@ -314,10 +314,11 @@ class Engine {
   SharedCandidates& shared_candidates(const WaitCond& cond) const;
   mutable std::vector<std::map<std::pair<uint64_t, uint64_t>, SharedCandidates>> shared_;
   // Per signal, its chained queues' processed writes keyed by value at 64 and at 32 bits; added
-  // there when a wait first asks (`pending` until then: most signals' waits never do).
+  // to a width's treap when a wait at that width asks (most signals' waits never do).
   struct ChainedMeets {
     MeetAbove wide, narrow;
-    std::vector<uint32_t> pending;
+    std::vector<uint32_t> writes;      // in the order processed
+    size_t in_wide = 0, in_narrow = 0;  // how many of them each treap holds (one width is asked, mostly)
   };
   mutable std::vector<ChainedMeets> chained_meets_;
   MeetAbove::Answer chained_matches(const WaitCond& cond) const;

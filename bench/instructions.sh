@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "bench/instructions.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 shapes=("$@")
-[ ${#shapes[@]} -gt 0 ] || shapes=(chained-waits chained-writers chained-known chained-alternating sliding-reads many-queues param-loop overlap-copies racing-pairs host-refill
+[ ${#shapes[@]} -gt 0 ] || shapes=(chained-waits chained-writers chained-known chained-alternating chained-host-waits sliding-reads many-queues param-loop overlap-copies racing-pairs host-refill
                                    crossing-races queue-chain host-chain fan-in timeline-relay handoff handoff-stray handoff-strays handoff-cascade fan-in-relay initial-forced forced-pairs handoff-many-strays gather-pending gather-alternating gather-falling gather-signals fan-in-signals gather-forced gather-forced-host gather-forced-wide gather-forced-chain gather-forced-pairs)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

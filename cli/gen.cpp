@@ -34,6 +34,8 @@ std::string gen_help() {
          "                            chained-writers chained-waits with two chained queues taking turns\n"
          "                            chained-known  chained-waits with a host write of s before and after\n"
          "                            chained-alternating chained-known where every other write of s is high\n"
+         "                            chained-host-waits chained-waits, one write a batch, and the host waits for each\n"
+         "                                           (but for c0's first kernel)\n"
          "                            sliding-reads  execs on two queues read overlapping 4 KiB windows of one buffer\n"
          "                            many-queues    one queue per two commands, each signalling the host\n"
          "                            param-loop     a loop bounded by `param r in 1..63` (checked for every count)\n"
@@ -176,12 +178,17 @@ static std::string generate_shape(const GenOptions& o) {
     }
     for (uint64_t i = 0; i < k; ++i) emit("wait u" + std::to_string(i) + " >= 2");
   };
-  if (o.shape == "chained-waits" || o.shape == "chained-writers" || o.shape == "chained-known" || o.shape == "chained-alternating") {
+  if (o.shape == "chained-waits" || o.shape == "chained-writers" || o.shape == "chained-known" || o.shape == "chained-alternating" ||
+      o.shape == "chained-host-waits") {
     const bool two = o.shape == "chained-writers";  // c0 and c2 take turns, batch by batch
     // The host writes s first and last: c1's waits know a write of a writer that meets them, so
     // they look back over c0's writes themselves (no shared list).
     const bool alternating = o.shape == "chained-alternating";  // and every other write is high
     const bool known = o.shape == "chained-known" || alternating;
+    // One write a batch, and the host waits for each before c1's batch: c1's waits know every
+    // write of c0 (thousands), their own included (no signal-race: each batch knows the last),
+    // but not c0's first kernel.
+    const bool host_waits = o.shape == "chained-host-waits";
     uint64_t iters = n / 5;
     emit("device gpu0 nv");
     emit("buffer a on gpu0 " + std::to_string(16 * iters + 16));
@@ -192,8 +199,12 @@ static std::string generate_shape(const GenOptions& o) {
     emit("queue c1 on gpu0 compute");
     if (two) emit("queue c2 on gpu0 compute");
     if (known) emit("signal s = 0");
-    for (uint64_t i = 1; i <= iters; i += 10) {
-      uint64_t last = std::min(iters, i + 9);
+    if (host_waits) {  // a kernel the host never waits for: what it learns of c0 is runs after it, not a prefix
+      emit("signal h on host = 0");
+      emit("submit c0 {"), emit("  wait x >= 0"), emit("  exec slow writes " + range("a", 0, 16)), emit("  signal h = 1"), emit("}");
+    }
+    for (uint64_t i = 1; i <= iters; i += host_waits ? 1 : 10) {
+      uint64_t last = host_waits ? i : std::min(iters, i + 9);
       emit(two && i / 10 % 2 ? "submit c2 {" : "submit c0 {");
       for (uint64_t k = i; k <= last; ++k) {
         emit("  wait x >= 0");  // breaks the chain: the execs overlap, their releases finish out of order
@@ -201,6 +212,7 @@ static std::string generate_shape(const GenOptions& o) {
         emit("  signal s = " + std::to_string(alternating && k % 2 == 0 ? 2 * iters + k : k));
       }
       emit("}");
+      if (host_waits) emit("wait s >= " + std::to_string(i));
       emit("submit c1 {");
       for (uint64_t k = i; k <= last; ++k) {
         emit("  wait s >= " + std::to_string(k));
@@ -673,7 +685,7 @@ int run_gen(int argc, char** argv) {
       if (v != "hcq" && v != "json") throw GenUsageError("--format is hcq or json");
       o.format = v;
     } else if (a == "--shape") {
-      static const char* const kShapes[] = {"eager", "chained-waits", "chained-writers", "chained-known", "chained-alternating", "sliding-reads", "many-queues", "param-loop",
+      static const char* const kShapes[] = {"eager", "chained-waits", "chained-writers", "chained-known", "chained-alternating", "chained-host-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
                                             "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "forced-pairs", "handoff-many-strays",

@@ -114,15 +114,27 @@ struct Clock::Leaf : Node {
     }
     e.fe = std::max(e.fe, e.done);
     if (first == last) return;
-    // Runs below done go; a run that starts below it is cut.
+    // Runs below done go; a run that starts below it is cut. Runs that only front-end commands
+    // below fe (known) part are one: a front end that passes a wait between kernels whose ends are
+    // known one by one (a chained queue's releases, each waited for) keeps one run, not one per
+    // kernel. (Only the representation changes. A gap is looked at up to kBridge commands: a
+    // program must put more waits than that between each two kernels to keep a run per kernel.)
     auto keep = first;
     for (auto it = first; it != last; ++it) {
       if (it->hi <= e.done) continue;
       Run r = *it;
       r.lo = std::max(r.lo, e.done);
-      *keep++ = r;
+      if (keep != first && bridged(t, e, std::prev(keep)->hi, r.lo)) std::prev(keep)->hi = r.hi;
+      else *keep++ = r;
     }
     extra.erase(keep, last);
+  }
+  static constexpr uint32_t kBridge = 64;
+  static bool bridged(const Trace* t, const Entry& e, uint32_t lo, uint32_t hi) {  // [lo, hi): known front-end commands
+    if (hi > e.fe || hi - lo > kBridge) return false;
+    for (uint32_t i = lo; i < hi; ++i)
+      if (!front_end_cmd(t, e.queue, i)) return false;
+    return true;
   }
   void normalize_all(const Trace* t) {
     for (Entry& e : q)

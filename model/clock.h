@@ -4,7 +4,9 @@
 // ends when its front end passes it (a wait, a memory_barrier: `ends_at_front_end`), so a front
 // end that ran ahead of slow kernels does not collect one entry per wait; and a few runs of
 // consecutive commands beyond those (overlapping and chained queues finish out of order; a chain
-// of kernels behind a wait is one run, not one entry per kernel). Queues it knows nothing of take
+// of kernels behind a wait is one run, not one entry per kernel; so are runs that only front-end
+// commands it knows part, as a host that waited for each release of a chained queue but the first
+// learns). Queues it knows nothing of take
 // no room. Host statements are totally ordered, so one number covers the host.
 // join is the union of knowledge (an event after both), meet the intersection (the wait rule:
 // what happens before every candidate write).

@@ -90,6 +90,25 @@ TEST_CASE("clock: a front end that passed many waits knows them without an entry
   CHECK(other.knows(0, 51));
   CHECK(other.knows(1, 0));
   CHECK_FALSE(other.knows(0, 2));
+  // A host that waited for the execs' ends one by one (a chained queue's releases): runs parted
+  // only by waits the front end passed are one run, so its clock stays small (and joins and
+  // known_ranges cost a step, not one per exec). It knows exactly those execs and the waits.
+  Clock host(&t);
+  for (uint32_t i = 2; i <= 100; i += 2) {
+    Clock end = fe;
+    end.add_end(0, i);
+    host.join(end);
+  }
+  CHECK(host.known_ranges(0) == std::vector<std::pair<uint32_t, uint32_t>>{{2, 101}});
+  for (uint32_t i = 0; i < 200; ++i) CHECK(host.knows(0, i) == ((i % 2 == 1) || (i >= 2 && i <= 100)));
+  Clock lone = fe;  // execs it does not know part the two: two runs, still exact
+  lone.add_end(0, 2);
+  Clock far = fe;
+  far.add_end(0, 60);
+  lone.join(far);
+  CHECK(lone.known_ranges(0).size() == 2);
+  CHECK_FALSE(lone.knows(0, 30));
+  CHECK(lone.knows(0, 31));
 }
 
 // A clock is an exact set of known ends. Random adds, copies, joins and meets over thousands of

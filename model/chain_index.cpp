@@ -46,6 +46,20 @@ const Clock& ChainIndex::meet_of(size_t k) const {
   return n.meet;
 }
 
+const Clock& ChainIndex::join_of(size_t k) const {
+  if (k >= leaves_) return nodes_[k].meet;  // a leaf: its write's end
+  Node& n = nodes_[k];
+  if (!n.joined) {
+    Clock j = join_of(2 * k);
+    size_t depth_span = 1;
+    for (size_t i = k; i < leaves_; i *= 2) depth_span *= 2;
+    if ((k * depth_span) - leaves_ + depth_span / 2 < size_) j.join(join_of(2 * k + 1)), ++meets_;
+    n.join = std::move(j);
+    n.joined = true;
+  }
+  return n.join;
+}
+
 void ChainIndex::take(Clock& meet, size_t& count, const Clock& m, size_t n) const {
   if (count == 0) meet = m;
   else meet.meet(m), ++meets_;
@@ -96,6 +110,7 @@ const ChainIndex::Sorted& ChainIndex::sorted(size_t k, size_t lo, size_t hi, boo
     }
     std::sort(by_value.begin(), by_value.end());
     slot = std::make_unique<Sorted>();
+    for (auto& [v, j] : by_value) slot->at.push_back(uint32_t(j));
     slot->suffix.resize(by_value.size());
     for (size_t i = by_value.size(); i-- > 0;) {
       slot->suffix[i] = *ends_[by_value[i].second];
@@ -115,11 +130,7 @@ void ChainIndex::meet_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qh
       take(meet, count, meet_of(k), std::min(hi, size_) - lo);
       return;
     }
-    auto mixed = [&](size_t child) {
-      const Node& x = nodes_[child];
-      return min_of(x, c) < c.threshold && max_of(x, c) >= c.threshold;
-    };
-    if (hi - lo > 2 && mixed(2 * k) && mixed(2 * k + 1)) {  // both halves mixed: by value
+    if (hi - lo > 2 && mixed(2 * k, c) && mixed(2 * k + 1, c)) {  // both halves mixed: by value
       const Sorted& s = sorted(k, lo, hi, c.narrow);
       size_t i = size_t(std::lower_bound(s.values.begin(), s.values.end(), c.threshold) - s.values.begin());
       take(meet, count, s.suffix[i], s.values.size() - i);
@@ -133,6 +144,38 @@ void ChainIndex::meet_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qh
 
 void ChainIndex::meet_meeting(size_t lo, size_t hi, Cond c, Clock& meet, size_t& count) const {
   meet_node(1, 0, leaves_, lo, std::min(hi, added_), c, meet, count);
+}
+
+void ChainIndex::join_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, Cond c, Clock& join, bool& any) const {
+  if (hi <= qlo || lo >= qhi) return;
+  const Node& n = nodes_[k];
+  if (min_of(n, c) >= c.threshold) return;  // every write here meets it
+  auto take_join = [&](const Clock& j) {
+    if (!any) join = j, any = true;
+    else join.join(j), ++meets_;
+  };
+  if (qlo <= lo && hi <= qhi) {  // every write under it is added
+    if (max_of(n, c) < c.threshold) return take_join(join_of(k));  // all of it
+    if (hi - lo > 2 && mixed(2 * k, c) && mixed(2 * k + 1, c)) {  // both halves mixed: by value
+      const Sorted& s = sorted(k, lo, hi, c.narrow);
+      if (s.prefix.empty()) {
+        s.prefix.resize(s.at.size());
+        for (size_t i = 0; i < s.at.size(); ++i) {
+          s.prefix[i] = *ends_[s.at[i]];
+          if (i > 0) s.prefix[i].join(s.prefix[i - 1]), ++meets_;
+        }
+      }
+      size_t i = size_t(std::lower_bound(s.values.begin(), s.values.end(), c.threshold) - s.values.begin());
+      return take_join(s.prefix[i - 1]);  // i > 0: the node holds a lower write
+    }
+  }
+  size_t mid = (lo + hi) / 2;
+  join_node(2 * k, lo, mid, qlo, qhi, c, join, any);
+  join_node(2 * k + 1, mid, hi, qlo, qhi, c, join, any);
+}
+
+void ChainIndex::join_below(size_t lo, size_t hi, Cond c, Clock& join, bool& any) const {
+  join_node(1, 0, leaves_, lo, std::min(hi, added_), c, join, any);
 }
 
 }  // namespace qvet

@@ -1,17 +1,19 @@
 // ChainIndex: one chained queue's writes of one signal, in its queue order, as a segment tree
 // that answers a wait's questions about a range of them without visiting them one by one: the
 // last that meets it, the last that does not and follows every earlier write of the queue (which
-// ends a wait's look back), the ones that do or do not meet it from the right, and the meet of the
-// ends of those that meet it, with their count.
+// ends a wait's look back), the ones that do or do not meet it from the right, the meet of the
+// ends of those that meet it, with their count, and the join of the ends of those that do not.
 //
 // Why: a chained queue's releases finish out of order, so every one of its writes that meets a
-// wait is a candidate, back to a known lower write that follows all earlier ones. A wait that
-// knows some write of the signal looked at them one by one, and stopped at a bound (4,096 looked
-// at, 1,024 taken), past which it learned the meet of too few ends. Here the writes it does not
-// know are met in O(log n) stored subtree meets per run of values that meet it.
+// wait is a candidate, back to a known lower write that follows all earlier ones, unless a known
+// lower write follows it. A wait that knows some write of the signal looked at them one by one,
+// and stopped at a bound (4,096 looked at, 1,024 taken), past which it learned the meet of too few
+// ends, or took overwritten writes for candidates. Here the candidates are met in O(log n) stored
+// subtree meets per range, and the known lower writes of a range joined in O(log n) stored joins
+// (a candidate is overwritten exactly when the join knows it).
 //
 // Writes are added in queue order (the engine processes a queue's writes in order); a node's meet
-// is computed the first time a question takes the whole node, once every write under it is added
+// (and join) is computed the first time a question takes the whole node, once every write under it is added
 // (so a writer whose waits never ask costs no meet). A node where writes that meet a wait and
 // writes that do not alternate (both its halves hold some of each) is not descended: its writes
 // sorted by value, with the meets of each suffix, answer for it (made the first time a question
@@ -51,20 +53,30 @@ class ChainIndex {
   // Joins into `count` how many meet it and meets into `meet` their ends (`meet` is taken as empty
   // while count is 0).
   void meet_meeting(size_t lo, size_t hi, Cond c, Clock& meet, size_t& count) const;
-  uint64_t meets() const { return meets_; }  // Clock meets done so far (tests count them)
+  // Joins into `join` the ends of those that do not meet it (`join` is taken as empty while `any`
+  // is false; `any` is set once one is taken): what the known lower writes of a range know, for
+  // whether one of them comes after a candidate (an event is known to a join exactly when it is
+  // known to one of the joined clocks).
+  void join_below(size_t lo, size_t hi, Cond c, Clock& join, bool& any) const;
+  uint64_t meets() const { return meets_; }  // Clock meets and joins done so far (tests count them)
 
  private:
   struct Node {
     uint64_t max64 = 0, max32 = 0, min64 = ~uint64_t(0), min32 = ~uint64_t(0);
     uint64_t barrier_min64 = ~uint64_t(0), barrier_min32 = ~uint64_t(0);  // of follows_all_prev writes
-    Clock meet;  // while `met`
-    bool met = false;
+    Clock meet;  // while `met`; a leaf's is its write's end
+    Clock join;  // of an inner node, while `joined`
+    bool met = false, joined = false;
   };
   const Clock& meet_of(size_t k) const;  // of a node whose writes are all added
-  // A node's writes by value at one width, with the meet of the ends of each suffix.
+  const Clock& join_of(size_t k) const;  // likewise
+  // A node's writes by value at one width, with the meet of the ends of each suffix and (made when
+  // a join first asks) the join of the ends of each prefix.
   struct Sorted {
     std::vector<uint64_t> values;  // increasing
+    std::vector<uint32_t> at;      // their positions
     std::vector<Clock> suffix;     // suffix[i]: the meet of the ends of entries i..end
+    mutable std::vector<Clock> prefix;  // prefix[i]: the join of the ends of entries 0..i
   };
   const Sorted& sorted(size_t k, size_t lo, size_t hi, bool narrow) const;
   mutable std::vector<std::unique_ptr<Sorted>> sorted64_, sorted32_;  // per node, once made
@@ -77,6 +89,10 @@ class ChainIndex {
                    const std::function<bool(const Node&)>& leaf) const;
   bool each_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, Cond c, bool meets, const std::function<bool(size_t)>& f) const;
   void meet_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, Cond c, Clock& meet, size_t& count) const;
+  void join_node(size_t k, size_t lo, size_t hi, size_t qlo, size_t qhi, Cond c, Clock& join, bool& any) const;
+  bool mixed(size_t k, Cond c) const {  // it holds writes that meet c and writes that do not
+    return min_of(nodes_[k], c) < c.threshold && max_of(nodes_[k], c) >= c.threshold;
+  }
   void take(Clock& meet, size_t& count, const Clock& m, size_t n) const;
   size_t leaves_ = 1, size_, added_ = 0;
   mutable std::vector<Node> nodes_;

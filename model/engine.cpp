@@ -656,15 +656,31 @@ struct Engine::Scan {
                   aw.idx.begin());
   }
   // A known candidate is overwritten when a known lower write comes after it.
-  bool overwritten(uint32_t c, const std::vector<uint32_t>& lower) const {
-    for (uint32_t d : lower)
+  bool overwritten(uint32_t c, const LowerKnown& lower) const {
+    for (uint32_t d : lower.writes)
       if (d != c && e.known(*ws[d].end, ws[c].event)) return true;
+    for (const Clock& j : lower.joins(cond.threshold, cond.narrow()))
+      if (e.known(j, ws[c].event)) return true;
     return false;
   }
 };
 
-bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans,
-                        std::vector<uint32_t>& lower_known) const {
+const std::vector<Clock>& Engine::LowerKnown::joins(uint64_t threshold, bool narrow) const {
+  if (!joined_) {
+    joined_ = true;
+    for (const Chain& ch : chains) {
+      Clock join;
+      bool any = false;
+      for (auto [lo, hi] : *ch.known)
+        if (hi > ch.from) ch.index->join_below(std::max(lo, ch.from), hi, {threshold, narrow}, join, any);
+      if (any) joins_.push_back(std::move(join));
+    }
+  }
+  return joins_;
+}
+
+bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans, LowerKnown& lower) const {
+  std::vector<uint32_t>& lower_known = lower.writes;
   bool any_known = false;
   spans.assign(agents.size(), {});
   for (size_t a = 0; a < agents.size(); ++a) {
@@ -681,7 +697,8 @@ bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std
       if (j > 0) lower_known.push_back(aw.idx[j - 1]);
     } else if (const ChainIndex* ci = chain_of(aw, n, sc.cond)) {
       // As below, through its ChainIndex: the look back ends at the last known lower write that
-      // follows all earlier ones (found per known range); the known lower writes after it.
+      // follows all earlier ones (found per known range); the join of the ends of the known lower
+      // writes after it.
       spans[a].known = known_positions(sc.start, sc.cond.signal, aw, n);
       any_known |= !spans[a].known.empty();
       const ChainIndex::Cond c{sc.cond.threshold, sc.cond.narrow()};
@@ -690,18 +707,7 @@ bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std
           spans[a].from = b;
           break;
         }
-      size_t looked = 0;
-      for (size_t k = spans[a].known.size(); k-- > 0;) {
-        auto [lo, hi] = spans[a].known[k];
-        if (hi <= spans[a].from) break;
-        bool more = true;
-        ci->each_from_right(std::max(lo, spans[a].from), hi, c, false, [&](size_t j) {
-          if (looked++ == kMaxChainedScan) return bound_reached_ = true, more = false;
-          lower_known.push_back(aw.idx[j]);
-          return true;
-        });
-        if (!more) break;
-      }
+      if (!spans[a].known.empty() && spans[a].known.back().second > spans[a].from) lower.chains.push_back({ci, &spans[a].known, spans[a].from});
     } else {
       any_known |= knows_any_write(sc.start, sc.cond.signal, aw);
       // Its known lower writes may overwrite other agents' candidates too; one that follows all
@@ -721,8 +727,32 @@ bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std
   return any_known;
 }
 
+std::vector<std::pair<size_t, size_t>> Engine::not_overwritten(const Scan& sc, const AgentWrites& aw, size_t n, const Span& span,
+                                                               const LowerKnown& lower) const {
+  // What the lower writes' ends know of aw's writes, as ranges, merged; then the known ranges less those.
+  std::vector<std::pair<size_t, size_t>> covered, out;
+  auto cover = [&](const Clock& k) {
+    for (auto range : known_positions(k, sc.cond.signal, aw, n)) covered.push_back(range);
+  };
+  for (uint32_t d : lower.writes) cover(*sc.ws[d].end);
+  for (const Clock& j : lower.joins(sc.cond.threshold, sc.cond.narrow())) cover(j);
+  std::sort(covered.begin(), covered.end());
+  size_t c = 0;
+  for (auto [lo, hi] : span.known) {
+    lo = std::max(lo, span.from);
+    if (lo >= hi) continue;
+    while (c < covered.size() && covered[c].second <= lo) ++c;
+    for (size_t i = c; i < covered.size() && covered[i].first < hi && lo < hi; ++i) {
+      if (covered[i].first > lo) out.push_back({lo, covered[i].first});
+      lo = std::max(lo, covered[i].second);
+    }
+    if (lo < hi) out.push_back({lo, hi});
+  }
+  return out;
+}
+
 void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents, const std::vector<Span>& spans,
-                             const std::vector<uint32_t>& lower_known, WaitResolution& r) const {
+                             const LowerKnown& lower, WaitResolution& r) const {
   auto add = [&](uint32_t idx, bool known) {
     r.candidates.push_back(idx);
     r.candidate_known.push_back(known);
@@ -737,7 +767,7 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents
       // matters for the intersection (the later ones follow it). Then its first unordered match.
       size_t kb = spans[a].kb;
       for (size_t j = spans[a].run; j < kb; ++j)
-        if (!sc.overwritten(aw.idx[j], lower_known)) {
+        if (!sc.overwritten(aw.idx[j], lower)) {
           add(aw.idx[j], true);
           break;
         }
@@ -747,24 +777,33 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents
           break;
         }
     } else if (const ChainIndex* ci = chain_of(aw, n, sc.cond)) {
-      // As below, through its ChainIndex. The known ones that meet it, from the latest, each
-      // unless overwritten; of the unknown ones (between the known ranges, after the look back's
-      // end), the latest is listed, the others are left to r.chained_spans (candidates() counts
-      // and meets them, Engine::resolution lists them).
+      // As below, through its ChainIndex. The known ones that meet it and that no known lower
+      // write comes after, from the latest: the first kMaxListedKnown listed, the others left to
+      // r.chained_spans as known. Of the unknown ones (between the known ranges, after the look
+      // back's end), the latest is listed, the others are left to r.chained_spans. (candidates()
+      // counts and meets the spans, Engine::resolution lists them.)
       const ChainIndex::Cond c{sc.cond.threshold, sc.cond.narrow()};
       const auto& known = spans[a].known;
       const size_t from = spans[a].from, first = r.candidates.size();
-      size_t taken = 0, looked = 0;
-      for (size_t k = known.size(); k-- > 0;) {
-        auto [lo, hi] = known[k];
-        if (hi <= from) break;
-        bool more = true;
-        ci->each_from_right(std::max(lo, from), hi, c, true, [&](size_t j) {
-          if (taken == kMaxChainedCandidates || looked++ == kMaxChainedScan) return bound_reached_ = true, more = false;
-          if (!sc.overwritten(aw.idx[j], lower_known)) add(aw.idx[j], true), ++taken;
+      bool known_match = false;  // (else no join is needed)
+      for (auto [lo, hi] : known)
+        known_match = known_match || (hi > from && ci->last_meeting(std::max(lo, from), hi, c) != ChainIndex::kNoPos);
+      const auto live = known_match ? not_overwritten(sc, aw, n, spans[a], lower) : std::vector<std::pair<size_t, size_t>>{};
+      size_t taken = 0;
+      for (size_t k = live.size(); k-- > 0;) {
+        auto [lo, hi] = live[k];
+        size_t stop = ChainIndex::kNoPos;  // where listing stopped: [lo, stop) left to a span
+        ci->each_from_right(lo, hi, c, true, [&](size_t j) {
+          if (taken == kMaxListedKnown) return stop = j + 1, false;
+          add(aw.idx[j], true), ++taken;
           return true;
         });
-        if (!more) break;
+        if (stop == ChainIndex::kNoPos) continue;
+        r.chained_spans.push_back({agents[a], uint32_t(lo), uint32_t(stop), true});
+        while (k-- > 0)
+          if (ci->last_meeting(live[k].first, live[k].second, c) != ChainIndex::kNoPos)
+            r.chained_spans.push_back({agents[a], uint32_t(live[k].first), uint32_t(live[k].second), true});
+        break;
       }
       bool listed = false;
       for (size_t k = known.size() + 1, hi = n; k-- > 0 && hi > from;) {  // the gaps, from the right
@@ -774,10 +813,10 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents
           if (j != ChainIndex::kNoPos) {
             add(aw.idx[j], false);
             listed = true;
-            if (j + 1 < hi) r.chained_spans.push_back({agents[a], uint32_t(j + 1), uint32_t(hi)});
+            if (j + 1 < hi) r.chained_spans.push_back({agents[a], uint32_t(j + 1), uint32_t(hi), false});
             hi = j;
           }
-          if (lo < hi && listed) r.chained_spans.push_back({agents[a], uint32_t(lo), uint32_t(hi)});
+          if (lo < hi && listed) r.chained_spans.push_back({agents[a], uint32_t(lo), uint32_t(hi), false});
         }
         if (k > 0) hi = known[k - 1].first;
       }
@@ -802,7 +841,7 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents
           if (kn && sc.ws[i].follows_all_prev) break;
           continue;
         }
-        if (kn && sc.overwritten(i, lower_known)) continue;
+        if (kn && sc.overwritten(i, lower)) continue;
         add(i, kn);
         ++taken;
       }
@@ -969,16 +1008,20 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   if (knows_none) sorted_matching_writers(cond, agents);  // refine: writes that ran after the wait drop out, nothing is shared
   work_ += agents.size();
   std::vector<Span> spans;
-  std::vector<uint32_t> lower_known;
-  bool any_known = scan_known(sc, agents, spans, lower_known) || knows_all;
-  pick_candidates(sc, agents, spans, lower_known, r);
+  LowerKnown lower;
+  bool any_known = scan_known(sc, agents, spans, lower) || knows_all;
+  pick_candidates(sc, agents, spans, lower, r);
   r.initial_candidate &= !any_known;
   learned = r.initial_candidate ? Clock(&t_) : meet_of_ends(cond.signal, r.candidates);
-  // The chained writers' unknown candidates left unlisted: counted, and their ends met.
+  // The chained writers' candidates left unlisted: counted, and their ends met.
   Clock m;
   size_t count = 0;
-  for (const WaitResolution::ChainSpan& sp : r.chained_spans)
+  r.chained_known = 0;
+  for (const WaitResolution::ChainSpan& sp : r.chained_spans) {
+    const size_t before = count;
     by_agent_[cond.signal][sp.pos].chain->meet_meeting(sp.lo, sp.hi, {cond.threshold, cond.narrow()}, m, count);
+    if (sp.known) r.chained_known += count - before;
+  }
   r.chained_count = count;
   if (count && !r.initial_candidate) learned.meet(m);
 }
@@ -1000,7 +1043,10 @@ std::vector<std::pair<size_t, size_t>> Engine::known_positions(const Clock& k, u
     return lo;
   };
   for (auto [lo_cmd, hi_cmd] : k.known_ranges(aw.agent))
-    if (size_t lo = first_at(lo_cmd), hi = first_at(hi_cmd); lo < hi) out.push_back({lo, hi});
+    if (size_t lo = first_at(lo_cmd), hi = first_at(hi_cmd); lo < hi) {
+      if (!out.empty() && out.back().second == lo) out.back().second = hi;  // no write between them (waits, say)
+      else out.push_back({lo, hi});
+    }
   return out;
 }
 
@@ -1011,7 +1057,7 @@ void Engine::list_chained_spans(WaitResolution& r) const {
   for (const WaitResolution::ChainSpan& sp : r.chained_spans) {
     const AgentWrites& aw = by_agent_[s][sp.pos];
     aw.chain->each_from_right(sp.lo, sp.hi, {r.cond.threshold, r.cond.narrow()}, true, [&](size_t j) {
-      all.push_back({aw.idx[j], false});
+      all.push_back({aw.idx[j], sp.known});
       return true;
     });
   }
@@ -1020,7 +1066,7 @@ void Engine::list_chained_spans(WaitResolution& r) const {
   r.candidate_known.clear();
   for (auto [i, known] : all) r.candidates.push_back(i), r.candidate_known.push_back(known);
   r.chained_spans.clear();
-  r.chained_count = 0;
+  r.chained_count = r.chained_known = 0;
 }
 
 uint32_t Engine::latest_known_match(const WaitCond& cond, const Clock& start) const {
@@ -1277,12 +1323,12 @@ void Engine::list_candidates(WaitResolution& r) const {
   Scan sc{*this, r.wait, r.cond, r.start, false, writes_[s]};
   sc.limits = &limits;
   std::vector<Span> spans;
-  std::vector<uint32_t> lower_known;
-  scan_known(sc, agents, spans, lower_known);
+  LowerKnown lower;
+  scan_known(sc, agents, spans, lower);
   r.candidates.clear();  // the unknown ones, found as it resolved: listed again, in order
   r.candidate_known.clear();
   r.chained_spans.clear();
-  pick_candidates(sc, agents, spans, lower_known, r);
+  pick_candidates(sc, agents, spans, lower, r);
   r.unlisted = false;
   r.start = Clock();
 }
@@ -1416,6 +1462,7 @@ void Engine::settle_forced(EngineObserver& obs) {
       r.initial_candidate = now.initial_candidate;
       r.shared = nullptr;
       r.chained_count = now.chained_count;
+      r.chained_known = now.chained_known;
       r.unlisted_first = kNone;
     }
     f.next_initial = r.initial_candidate;
@@ -1443,7 +1490,7 @@ bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {
   r.candidates.clear();
   r.candidate_known.clear();
   r.shared = nullptr;
-  r.chained_count = 0;
+  r.chained_count = r.chained_known = 0;
   r.chained_spans.clear();
   r.initial_candidate = cond.met_by(init_[s]);
   size_t first = tree->next(0, after), count = 0;

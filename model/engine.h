@@ -92,10 +92,14 @@ struct WaitResolution {
   // writers) the ranges [lo, hi) of its writes, in its order, whose writes that meet the wait are
   // candidates it does not know, `chained_count` of them; counted and met (ChainIndex), not
   // listed, as it resolves; Engine::resolution lists them, all in writer order.
+  // Spans of candidates it knows, past the first kMaxListedKnown of a writer (the latest), are
+  // `known`; `chained_known` of the count are theirs.
   struct ChainSpan {
     uint32_t pos, lo, hi;
+    bool known;
   };
   std::vector<ChainSpan> chained_spans;
+  size_t chained_known = 0;
   // A wait that knows every write of its signal made so far, one of which meets it: its candidates
   // all happen before it starts, so it adds no ordering, and they are listed only when asked for
   // (Engine::resolution lists them as of `listed_at` writes, from `start`), not as it resolves:
@@ -180,7 +184,8 @@ class Engine {
     return n;
   }
   // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates: a wait that knows
-  // some write of its signal, on chained queues) cut a scan short.
+  // some write of its signal, on a chained queue read write by write, which no profile's writes
+  // are past kChainDirect of: a write width no profile has) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
   // Whether a deadlock's component was too large to tell its cycle from the waits behind it
   // (kMaxCycleGroup): then it is one finding.
@@ -335,15 +340,32 @@ class Engine {
     std::vector<std::pair<size_t, size_t>> known;
     size_t from = 0;
   };
+  // The known writes that do not satisfy a wait, which overwrite a candidate they come after: one
+  // by one, and per chained queue read through its ChainIndex the join of their ends (an event is
+  // known to a join exactly when it is known to one of the joined clocks).
+  // The joins are made when a candidate is first asked about (most waits know none that meets them).
+  struct LowerKnown {
+    std::vector<uint32_t> writes;
+    struct Chain {
+      const ChainIndex* index;
+      const std::vector<std::pair<size_t, size_t>>* known;  // the ranges the wait knows (Span::known)
+      size_t from;
+    };
+    std::vector<Chain> chains;
+    const std::vector<Clock>& joins(uint64_t threshold, bool narrow) const;
+
+   private:
+    mutable std::vector<Clock> joins_;
+    mutable bool joined_ = false;
+  };
   // The candidates of r.chained_spans, in r, all in writer order.
   void list_chained_spans(WaitResolution& r) const;
   // candidates(), pass 1: per agent, what the wait knows of its writes, and the known writes that
   // do not satisfy it (they may overwrite candidates). Returns whether it knows any write.
-  bool scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans,
-                  std::vector<uint32_t>& lower_known) const;
+  bool scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans, LowerKnown& lower) const;
   // Pass 2: the candidates.
   void pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents, const std::vector<Span>& spans,
-                       const std::vector<uint32_t>& lower_known, WaitResolution& r) const;
+                       const LowerKnown& lower, WaitResolution& r) const;
   // A forced wait's resolution: the override from an earlier run, or a lower bound of it.
   void resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                       WaitResolution& r, Clock& learned);
@@ -493,6 +515,10 @@ class Engine {
   // A chained writer's ChainIndex, where its first `n` writes are read through it for a wait for
   // `cond` (more than kChainDirect of them, at 64 or 32 bits), or null.
   const ChainIndex* chain_of(const AgentWrites& aw, size_t n, const WaitCond& cond) const;
+  // Of the ranges of aw's first n writes that `span` says the wait knows, from its look back's end:
+  // the positions of those no write of `lower` comes after (sorted, disjoint [lo, hi)).
+  std::vector<std::pair<size_t, size_t>> not_overwritten(const Scan& sc, const AgentWrites& aw, size_t n, const Span& span,
+                                                         const LowerKnown& lower) const;
   static constexpr size_t kChainDirect = 64;
   // The ranges of aw's first n writes (positions) whose commands `k` knows, in order.
   std::vector<std::pair<size_t, size_t>> known_positions(const Clock& k, uint32_t signal, const AgentWrites& aw, size_t n) const;
@@ -630,6 +656,9 @@ class Engine {
   // Chained queues: how far back a wait looks for candidates, and how many it keeps
   // (docs/language-notes.md).
   static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
+  // A wait's known candidates on one chained queue read through its ChainIndex listed one by one,
+  // from the latest; the others are left to spans (WaitResolution::ChainSpan::known).
+  static constexpr size_t kMaxListedKnown = 1024;
   mutable bool bound_reached_ = false;
   mutable uint64_t work_ = 0;  // one of them cut a scan short (said in a note)
   mutable uint64_t latest_steps_ = 0;

@@ -740,6 +740,26 @@ TEST_CASE("chain index and meet-above agree with a plain walk - whatever the ord
       ci.meet_meeting(lo, hi, c, got, got_n);
       REQUIRE(got_n == want_n);
       if (want_n) CHECK(same_knowledge(got, want));
+      // join_below, and a join knows an event exactly when one of the joined ends does (the engine
+      // asks the join whether some known lower write comes after a candidate)
+      Clock want_join, got_join;
+      bool want_any = false, got_any = false;
+      for (size_t j = lo; j < hi; ++j)
+        if (value(j) < t) {
+          if (!want_any) want_join = ends[j], want_any = true;
+          else want_join.join(ends[j]);
+        }
+      ci.join_below(lo, hi, c, got_join, got_any);
+      REQUIRE(got_any == want_any);
+      if (want_any) {
+        CHECK(same_knowledge(got_join, want_join));
+        for (uint32_t q = 0; q < 7; ++q)
+          for (uint32_t i = 0; i < 10; ++i) {
+            bool one = false;
+            for (size_t j = lo; j < hi && !one; ++j) one = value(j) < t && ends[j].knows(q, i);
+            CHECK(got_join.knows(q, i) == one);
+          }
+      }
       // last_meeting, last_barrier_below, each_from_right
       size_t last = qvet::ChainIndex::kNoPos, last_barrier = qvet::ChainIndex::kNoPos;
       std::vector<size_t> meeting, other;

@@ -737,14 +737,18 @@ std::vector<std::pair<size_t, size_t>> Engine::not_overwritten(const Scan& sc, c
   for (uint32_t d : lower.writes) cover(*sc.ws[d].end);
   for (const Clock& j : lower.joins(sc.cond.threshold, sc.cond.narrow())) cover(j);
   std::sort(covered.begin(), covered.end());
-  size_t c = 0;
+  size_t m = 0;  // merged in place: disjoint, increasing
+  for (auto range : covered)
+    if (m > 0 && range.first <= covered[m - 1].second) covered[m - 1].second = std::max(covered[m - 1].second, range.second);
+    else covered[m++] = range;
+  covered.resize(m);
+  size_t c = 0;  // both lists increase: one pass over each
   for (auto [lo, hi] : span.known) {
     lo = std::max(lo, span.from);
-    if (lo >= hi) continue;
-    while (c < covered.size() && covered[c].second <= lo) ++c;
-    for (size_t i = c; i < covered.size() && covered[i].first < hi && lo < hi; ++i) {
-      if (covered[i].first > lo) out.push_back({lo, covered[i].first});
-      lo = std::max(lo, covered[i].second);
+    for (; lo < hi && c < covered.size() && covered[c].first < hi; ++c) {
+      if (covered[c].first > lo) out.push_back({lo, covered[c].first});
+      lo = std::max(lo, covered[c].second);
+      if (covered[c].second > hi) break;  // it reaches into the next known range
     }
     if (lo < hi) out.push_back({lo, hi});
   }

@@ -90,10 +90,10 @@ struct WaitResolution {
   size_t chained_count = 0, chained_made = 0;
   // A wait that knows some write of its signal: per chained writer (its place among the signal's
   // writers) the ranges [lo, hi) of its writes, in its order, whose writes that meet the wait are
-  // candidates it does not know, `chained_count` of them; counted and met (ChainIndex), not
-  // listed, as it resolves; Engine::resolution lists them, all in writer order.
-  // Spans of candidates it knows, past the first kMaxListedKnown of a writer (the latest), are
-  // `known`; `chained_known` of the count are theirs.
+  // candidates, `chained_count` of them; counted and met (ChainIndex), not listed, as it
+  // resolves; Engine::resolution lists them, all in writer order. Candidates it does not know, but
+  // the latest of a writer; candidates it knows (`known`, `chained_known` of the count), past the
+  // latest Engine::kMaxListedKnown of a writer.
   struct ChainSpan {
     uint32_t pos, lo, hi;
     bool known;

@@ -172,13 +172,24 @@ class SignalRaceChecker : public Checker {
     uint32_t sig = c_.e.write_of(later)->signal;
     d.set_rule(Rule::SignalRace);
     d.loc = c_.loc(later);
-    d.message = c_.what(later) + " and " + c_.what(earlier) + " (" + c_.line_text(c_.loc(earlier)) +
-                ") write different values to '" + c_.p.signals[sig].name + "' and nothing orders them: its final value is not determined";
+    // A 32-bit write keeps the word's high half: where that makes the word differ from the value
+    // it names, say so (two writes of 0 can write different words).
+    auto word = [&](EventRef ev) -> std::string {
+      const SignalWrite* w = c_.e.write_of(ev);
+      if (!w || !w->narrow || !w->processed || ev.host || uint64_t(c_.t.cmds[ev.id].value) == w->value) return "";
+      return "a 32-bit write that keeps the word's high half, so the word becomes " + std::to_string(w->value);
+    };
+    const std::string lw = word(later), ew_text = word(earlier);
+    d.message = c_.what(later) + (lw.empty() ? "" : " (" + lw + ")") + " and " + c_.what(earlier) + " (" +
+                c_.line_text(c_.loc(earlier)) + (ew_text.empty() ? "" : "; " + ew_text) + ") write different values to '" +
+                c_.p.signals[sig].name + "' and nothing orders them: its final value is not determined";
     d.related.push_back({c_.loc(earlier), "the other write: " + c_.what(earlier)});
-    // Order the later write after the earlier one: wait for the earlier value first.
+    // Order the later write after the earlier one: wait for the earlier value first (the part of
+    // the word the later queue's waits compare).
     const SignalWrite* ew = c_.e.write_of(earlier);
     if (ew && !later.host) {
-      std::string wait = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(ew->value);
+      const uint64_t value = ew->value & c_.e.word_mask(c_.t.cmds[later.id].queue, true);
+      std::string wait = "wait " + c_.p.signals[sig].name + " >= " + std::to_string(value);
       d.fixes.push_back({"add `" + wait + "` before " + c_.line_text(c_.loc(later)) + " on queue " +
                              c_.p.queues[c_.t.cmds[later.id].queue].name,
                          {{c_.loc(later), false, wait}}});

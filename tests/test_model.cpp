@@ -558,6 +558,17 @@ TEST_CASE("rules: signal-race - a group lists the other writes' lines, not the r
   CHECK(!c->diags[0].group.cut);
 }
 
+TEST_CASE("rules: signal-race - a 32-bit write that keeps a high half says which word it writes") {
+  // q0's `signal s0 = 0` (32 bits on an NV copy queue) keeps the high half of the host's 2^32 + 1:
+  // the two writes of 0 write different words. The message said "write different values" of two
+  // writes of 0 and no more.
+  auto c = check("device d0 nv\nsignal s0 on d0\nqueue q0 on d0 copy\nsubmit q0 {\n  wait s0 >= 1\n  signal s0 = 0\n}\n"
+                 "signal s0 = 2^32 + 1\nsignal s0 = 0\n");
+  REQUIRE(c->diags.size() == 1);
+  CHECK(c->diags[0].message.find("`signal s0 = 0` on q0 (line 6; a 32-bit write that keeps the word's high half, so the word "
+                                 "becomes 4294967296) write different values") != std::string::npos);
+}
+
 TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the list") {
   qvet::RunArena a;
   std::vector<uint32_t> heads{qvet::kNoNode};

@@ -32,14 +32,17 @@ void ChainIndex::add(uint64_t value, bool follows_all_prev, const Clock& end) {
   }
 }
 
+bool ChainIndex::right_holds_write(size_t k) const {  // an inner node's right child covers a position < size_
+  size_t span = 1;
+  for (size_t j = k; j < leaves_; j *= 2) span *= 2;  // positions under k
+  return k * span - leaves_ + span / 2 < size_;
+}
+
 const Clock& ChainIndex::meet_of(size_t k) const {
   Node& n = nodes_[k];
   if (!n.met) {  // an inner node: its left child, then its right one where that holds a write
     Clock m = meet_of(2 * k);
-    size_t depth_span = 1;
-    for (size_t j = k; j < leaves_; j *= 2) depth_span *= 2;  // positions under k
-    size_t lo = (k * depth_span) - leaves_;
-    if (lo + depth_span / 2 < size_) m.meet(meet_of(2 * k + 1)), ++meets_;
+    if (right_holds_write(k)) m.meet(meet_of(2 * k + 1)), ++meets_;
     n.meet = std::move(m);
     n.met = true;
   }
@@ -49,11 +52,9 @@ const Clock& ChainIndex::meet_of(size_t k) const {
 const Clock& ChainIndex::join_of(size_t k) const {
   if (k >= leaves_) return nodes_[k].meet;  // a leaf: its write's end
   Node& n = nodes_[k];
-  if (!n.joined) {
+  if (!n.joined) {  // as meet_of
     Clock j = join_of(2 * k);
-    size_t depth_span = 1;
-    for (size_t i = k; i < leaves_; i *= 2) depth_span *= 2;
-    if ((k * depth_span) - leaves_ + depth_span / 2 < size_) j.join(join_of(2 * k + 1)), ++meets_;
+    if (right_holds_write(k)) j.join(join_of(2 * k + 1)), ++meets_;
     n.join = std::move(j);
     n.joined = true;
   }

@@ -70,6 +70,7 @@ class ChainIndex {
   };
   const Clock& meet_of(size_t k) const;  // of a node whose writes are all added
   const Clock& join_of(size_t k) const;  // likewise
+  bool right_holds_write(size_t k) const;
   // A node's writes by value at one width, with the meet of the ends of each suffix and (made when
   // a join first asks) the join of the ends of each prefix.
   struct Sorted {

@@ -659,20 +659,20 @@ struct Engine::Scan {
   bool overwritten(uint32_t c, const LowerKnown& lower) const {
     for (uint32_t d : lower.writes)
       if (d != c && e.known(*ws[d].end, ws[c].event)) return true;
-    for (const Clock& j : lower.joins(cond.threshold, cond.narrow()))
+    for (const Clock& j : lower.joins())
       if (e.known(j, ws[c].event)) return true;
     return false;
   }
 };
 
-const std::vector<Clock>& Engine::LowerKnown::joins(uint64_t threshold, bool narrow) const {
+const std::vector<Clock>& Engine::LowerKnown::joins() const {
   if (!joined_) {
     joined_ = true;
     for (const Chain& ch : chains) {
       Clock join;
       bool any = false;
       for (auto [lo, hi] : *ch.known)
-        if (hi > ch.from) ch.index->join_below(std::max(lo, ch.from), hi, {threshold, narrow}, join, any);
+        if (hi > ch.from) ch.index->join_below(std::max(lo, ch.from), hi, cond, join, any);
       if (any) joins_.push_back(std::move(join));
     }
   }
@@ -680,7 +680,7 @@ const std::vector<Clock>& Engine::LowerKnown::joins(uint64_t threshold, bool nar
 }
 
 bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std::vector<Span>& spans, LowerKnown& lower) const {
-  std::vector<uint32_t>& lower_known = lower.writes;
+  lower.cond = {sc.cond.threshold, sc.cond.narrow()};
   bool any_known = false;
   spans.assign(agents.size(), {});
   for (size_t a = 0; a < agents.size(); ++a) {
@@ -694,7 +694,7 @@ bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std
       size_t j = lo;
       while (j > 0 && sc.match(aw.idx[j - 1])) --j;
       spans[a].run = j;
-      if (j > 0) lower_known.push_back(aw.idx[j - 1]);
+      if (j > 0) lower.writes.push_back(aw.idx[j - 1]);
     } else if (const ChainIndex* ci = chain_of(aw, n, sc.cond)) {
       // As below, through its ChainIndex: the look back ends at the last known lower write that
       // follows all earlier ones (found per known range); the join of the ends of the known lower
@@ -719,7 +719,7 @@ bool Engine::scan_known(const Scan& sc, const std::vector<uint32_t>& agents, std
         }
         uint32_t i = aw.idx[j];
         if (sc.match(i) || !sc.known_write(i) || sc.after(i)) continue;
-        lower_known.push_back(i);
+        lower.writes.push_back(i);
         if (sc.ws[i].follows_all_prev) break;
       }
     }
@@ -735,7 +735,7 @@ std::vector<std::pair<size_t, size_t>> Engine::not_overwritten(const Scan& sc, c
     for (auto range : known_positions(k, sc.cond.signal, aw, n)) covered.push_back(range);
   };
   for (uint32_t d : lower.writes) cover(*sc.ws[d].end);
-  for (const Clock& j : lower.joins(sc.cond.threshold, sc.cond.narrow())) cover(j);
+  for (const Clock& j : lower.joins()) cover(j);
   std::sort(covered.begin(), covered.end());
   size_t m = 0;  // merged in place: disjoint, increasing
   for (auto range : covered)

@@ -352,7 +352,8 @@ class Engine {
       size_t from;
     };
     std::vector<Chain> chains;
-    const std::vector<Clock>& joins(uint64_t threshold, bool narrow) const;
+    ChainIndex::Cond cond{};  // the wait's
+    const std::vector<Clock>& joins() const;
 
    private:
     mutable std::vector<Clock> joins_;

@@ -247,6 +247,10 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     if (engine->bound_reached())
       note("a wait on a chained queue had more writes to look back at than qvet's bound (docs/language-notes.md): "
            "its candidates, and so the findings, may be incomplete");
+    if (engine->mixed_bound_reached())
+      note("a signal with 32-bit writes and 64-bit writes of other high halves has more writes than qvet's bound (" +
+           std::to_string(Engine::kMaxMixedWrites) + ") for reading each 32-bit write with every word it may leave "
+           "(docs/language-notes.md): each counts with one word, so the findings on its 64-bit waits may be incomplete");
     if (engine->group_bound_reached())
       note("a deadlock held more stuck waits than qvet's bound (" + std::to_string(Engine::kMaxCycleGroup) +
            ") for telling its cycle from the waits blocked behind it (docs/language-notes.md): they are one finding");

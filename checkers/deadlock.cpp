@@ -68,18 +68,25 @@ class DeadlockChecker : public Checker {
                     std::to_string(cond.threshold) + " ('" + sname + "' reaches at most " + std::to_string(reach) + ")";
         // A large enough write that ran and does not follow the wait was overwritten by a smaller
         // one before the wait began; the others can only run after it (or never run).
-        TextList after, overwritten;
+        // A 32-bit write whose word meets it only through the high half it keeps: where the wait
+        // could see it, that half is one that leaves it smaller (semantics.md, Profiles).
+        TextList after, overwritten, kept;
         // Every write that meets it is looked at (the counts are exact), and only those.
         for (size_t i = at.next(0, cond.threshold); i < ws.size(); i = at.next(i + 1, cond.threshold)) {
           const SignalWrite& x = ws[i];
           bool over = x.processed && !c_.e.known(*x.end, last);
-          (over ? overwritten : after).add([&] { return c_.signal_write_text(x); });
+          bool high = over && x.narrow && cond.mask == ~uint64_t(0) && c_.e.reads_every_word(cond.signal);
+          (high ? kept : over ? overwritten : after).add([&] { return c_.signal_write_text(x); });
         }
         if (!overwritten.empty())
           d.notes.push_back({{}, "writes of a large enough value ran but a smaller value overwrote them before the wait began: " + overwritten.str()});
+        if (!kept.empty())
+          d.notes.push_back({{}, "32-bit writes that keep the word's high half could leave a large enough value, but not where "
+                                 "the wait sees them (the high half they keep there, or a smaller write after them, leaves it "
+                                 "smaller): " + kept.str()});
         if (!after.empty())
           d.notes.push_back({{}, "writes of a large enough value exist but can only run after the wait: " + after.str()});
-        if (after.empty() && overwritten.empty())
+        if (after.empty() && overwritten.empty() && kept.empty())
           d.notes.push_back({c_.p.signals[cond.signal].loc, "no write of '" + sname + "' has a value >= " + std::to_string(cond.threshold)});
       }
       if (dl.blocked_cmds || dl.blocked_host)

@@ -41,7 +41,8 @@ bool waits_hold(const Trace& t, const Engine& e, const std::vector<Node>& seq) {
     uint32_t signal = t.signal(n.ev);
     bool wait = host ? t.host[n.ev.id].op == HostOp::Wait : t.cmds[n.ev.id].op == CmdOp::Wait;
     if (!host && t.cmds[n.ev.id].op == CmdOp::Timestamp) known[signal] = false;
-    if (const SignalWrite* w = e.write_of(n.ev)) word[w->signal] = w->value, known[w->signal] = true;
+    // (A 32-bit write keeps the high half of the word it lands on in this schedule.)
+    if (const SignalWrite* w = e.write_of(n.ev)) word[w->signal] = written_word(word[w->signal], w->value, w->narrow ? 32 : 64), known[w->signal] = true;
     if (!wait || !known[signal]) continue;
     WaitCond cond = wait_cond(t, n.ev);
     i128 v = t.value(n.ev);

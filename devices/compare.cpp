@@ -16,8 +16,8 @@ namespace {
 class Keeper : public EngineObserver {
  public:
   Keeper(std::vector<Clock>& s, std::vector<Clock>& e, std::vector<Clock>& h, std::vector<uint8_t>& cr,
-         std::vector<uint8_t>& hr)
-      : s_(s), e_(e), h_(h), cr_(cr), hr_(hr) {}
+         std::vector<uint8_t>& hr, const Engine& engine, std::set<uint64_t>& high_half)
+      : s_(s), e_(e), h_(h), cr_(cr), hr_(hr), engine_(engine), high_half_(high_half) {}
   void on_command(uint32_t id, const Clock& start, const Clock& end) override {
     s_[id] = start;
     e_[id] = end;
@@ -27,10 +27,18 @@ class Keeper : public EngineObserver {
     h_[h] = k;
     hr_[h] = 1;
   }
+  // A 64-bit wait with a 32-bit candidate: its word depends on the high half it keeps.
+  void on_wait(const WaitResolution& r) override {
+    if (r.cond.mask != ~uint64_t(0) || !engine_.reads_every_word(r.cond.signal)) return;
+    for (uint32_t i : r.candidates)
+      if (engine_.writes(r.cond.signal)[i].narrow) return void(high_half_.insert(uint64_t(r.wait.host) << 32 | r.wait.id));
+  }
 
  private:
   std::vector<Clock>&s_, &e_, &h_;
   std::vector<uint8_t>&cr_, &hr_;
+  const Engine& engine_;
+  std::set<uint64_t>& high_half_;
 };
 
 uint64_t key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
@@ -53,7 +61,7 @@ Prediction::Prediction(const Trace& t) : t_(t) {
   host_.resize(t.host.size());
   cmd_ran_.assign(t.cmds.size(), 0);
   host_ran_.assign(t.host.size(), 0);
-  Keeper keep(cmd_start_, cmd_end_, host_, cmd_ran_, host_ran_);
+  Keeper keep(cmd_start_, cmd_end_, host_, cmd_ran_, host_ran_, e, high_half_);
   e.run(keep);
 
   access_owner_ = access_owners(t);
@@ -330,6 +338,9 @@ void Comparison::check_hangs(const ObservedRun& r, uint64_t run) {
     if (!p_.ran(h.wait)) continue;
     if (!h.missed && gap && starved(h.wait))
       violate("hang-overwritten", what(h.wait) + " hung behind a wait that hung that way (a write it needs never ran)", p_.line(h.wait), 0, run, false);
+    else if (!h.missed && p_.high_half_candidate(h.wait))
+      violate("hang-high-half", what(h.wait) + " hung: a 32-bit write that semantics.md counts as a candidate (it may keep a "
+              "high half that satisfies it) kept one that does not", p_.line(h.wait), 0, run, false);
     else if (h.missed)
       violate("hang-overwritten", what(h.wait) + " hung: a value that satisfies it was written and overwritten before it began, "
               "by a write not ordered before it (semantics.md counts that value as a candidate)", p_.line(h.wait), 0, run, false);

@@ -51,6 +51,10 @@ class Prediction {
   bool group_reported(Rule rule, EventRef a, EventRef b) const;
   // Whether a signal-race diagnostic points at a write of signal `s`.
   bool signal_race_reported(uint32_t s) const;
+  // Whether the engine counts a 32-bit write among the candidates of 64-bit wait `w` on a signal
+  // whose 32-bit writes may keep different high halves (Engine::reads_every_word): where it runs,
+  // its word depends on the high half it keeps.
+  bool high_half_candidate(EventRef w) const { return high_half_.count(uint64_t(w.host) << 32 | w.id) > 0; }
   uint32_t line(EventRef e) const { return t_.loc(e).line; }
   // The event an access belongs to.
   EventRef owner(uint32_t access) const { return access_owner_[access]; }
@@ -68,6 +72,7 @@ class Prediction {
   std::vector<Diagnostic> diagnostics_;
   std::vector<Clock> cmd_start_, cmd_end_, host_;
   std::vector<uint8_t> cmd_ran_, host_ran_;
+  std::set<uint64_t> high_half_;  // waits, as (host << 32 | id)
   std::vector<std::pair<EventRef, EventRef>> races_;
   struct Reported {  // the findings of one grouped rule
     std::set<std::pair<uint32_t, uint32_t>> lines;   // (min, max) line pairs
@@ -87,7 +92,8 @@ class Prediction {
 // (docs/simulator.md lists them): they are reported, and counted apart.
 struct Violation {
   // Soundness: edge, overlap, unreported-race, unreported-visibility, stale-read, hang,
-  // ran-deadlocked, signal-value. Other: race-unlisted, visibility-unlisted, hang-overwritten.
+  // ran-deadlocked, signal-value. Other: race-unlisted, visibility-unlisted, hang-overwritten,
+  // hang-high-half.
   std::string kind;
   std::string message;  // of the first run it happened in
   uint32_t line = 0, related_line = 0;

@@ -76,6 +76,20 @@ Engine::Engine(const Trace& t, Overrides overrides)
     for (auto& w : writes_[s])
       if (w.narrow) w.value |= high;
   }
+  mixed_.assign(p_.signals.size(), 0);
+  mixed_order_.resize(p_.signals.size());
+  std::vector<uint8_t> past_bound(p_.signals.size(), 0);
+  for (size_t s = 0; s < p_.signals.size(); ++s) {
+    bool narrow = false, differ = false;
+    for (const auto& w : writes_[s])
+      if (w.narrow) narrow = true;
+      else differ |= ((w.value ^ init_[s]) & kHighHalf) != 0;
+    if (narrow && differ) (writes_[s].size() <= kMaxMixedWrites ? mixed_ : past_bound)[s] = 1;
+  }
+  for (uint32_t c = 0; c < t.cmds.size(); ++c)
+    if (t.cmds[c].op == CmdOp::Wait && past_bound[t.cmds[c].signal] && wait_cond(t, {false, c}).mask == ~uint64_t(0)) mixed_bound_reached_ = true;
+  for (uint32_t h = 0; h < t.host.size(); ++h)
+    if (t.host[h].op == HostOp::Wait && past_bound[t.host[h].signal]) mixed_bound_reached_ = true;  // (64-bit)
   for (size_t s = 0; s < p_.signals.size(); ++s)
     for (auto& a : by_agent_[s]) {
       size_t n = a.idx.size();
@@ -305,10 +319,37 @@ uint32_t Engine::pending_candidate(EventRef w, const AgentWrites& aw, const Wait
   return aw.idx[j];
 }
 
-namespace {
-// Waits compare the whole word or its low half; the writer index is kept for those two.
-bool indexed(const WaitCond& c) { return c.mask == ~uint64_t(0) || c.narrow(); }
-}  // namespace
+uint32_t Engine::pending_blocker(EventRef w, const AgentWrites& aw, const WaitCond& cond, const Clock& start) const {
+  if (!mixed(cond)) return pending_candidate(w, aw, cond);
+  if (aw.agent == kHostAgent ? host_dead_ : qs_[aw.agent].dead) return kNone;
+  // A pending 32-bit write may keep one of the high halves unrun_high bounds; a 64-bit one may lend
+  // its high half to a 32-bit write that ran or may still run before the wait ends, the highest
+  // low half of which counts. (The bound falls as front ends and the host move on; a parked wait
+  // is looked at again when its signal is written or an agent dies, else when unstick forces it.)
+  const uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
+  std::optional<uint64_t> low;
+  auto lent = [&](uint64_t high) {
+    if (!low) {
+      low = 0;
+      for (const SignalWrite& c : writes_[cond.signal]) {
+        ++work_;
+        bool may = c.processed || (c.agent != own && !write_dead(c) && !(!c.event.host && w.host && t_.cmds[c.event.id].submit > w.id));
+        if (c.narrow && may) low = std::max(*low, (c.value & kLowHalf) + 1);  // (one more: 0 for none)
+      }
+    }
+    return *low ? high | (*low - 1) : 0;
+  };
+  for (size_t j = aw.processed; j < aw.idx.size(); ++j) {
+    const SignalWrite& sw = writes_[cond.signal][aw.idx[j]];
+    ++work_;
+    if (!cond.met_by(sw.narrow ? unrun_high(w, cond, start, false, sw) | (sw.value & kLowHalf) : std::max(sw.value, lent(sw.value & kHighHalf))))
+      continue;
+    if (!sw.event.host && w.host && t_.cmds[sw.event.id].submit > w.id) return kNone;  // as pending_candidate
+    if (write_dead(sw)) return kNone;
+    return aw.idx[j];
+  }
+  return kNone;
+}
 
 void Engine::index_pending(uint32_t s, uint32_t pos, bool add) {
   const AgentWrites& aw = by_agent_[s][pos];
@@ -619,11 +660,11 @@ bool Engine::derived_blocker(EventRef w, const WaitCond& cond, bool& blocked, ui
   return true;
 }
 
-bool Engine::resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) const {
+bool Engine::resolvable(EventRef w, const WaitCond& cond, const Clock& start, uint32_t& blocker) const {
   if (bool blocked; derived_blocker(w, cond, blocked, blocker)) return !blocked;
   uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
   auto blocks = [&](const AgentWrites& aw) {
-    if (aw.agent == own || pending_candidate(w, aw, cond) == kNone) return false;  // its own later writes come after it
+    if (aw.agent == own || pending_blocker(w, aw, cond, start) == kNone) return false;  // its own later writes come after it
     blocker = aw.agent;
     return true;
   };
@@ -987,6 +1028,7 @@ Engine::ListRef Engine::shared_with_chained(const WaitCond& cond, size_t made, c
 void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait,
                         WaitResolution& r, Clock& learned) const {
   Scan sc{*this, w, cond, start, after_wait, writes_[cond.signal]};
+  if (mixed(cond)) return mixed_candidates(sc, r, learned);
   std::vector<uint32_t> agents;
   bool knows_none = false, knows_all = false, knows_some = false;
   // Many latest writes: a start that knows writes of the signal, but none of a writer that made a
@@ -1028,6 +1070,150 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
   }
   r.chained_count = count;
   if (count && !r.initial_candidate) learned.meet(m);
+}
+
+const Engine::MixedOrder& Engine::mixed_order(uint32_t s) const {
+  const std::vector<uint32_t>& order = processed_order_[s];
+  const std::vector<SignalWrite>& ws = writes_[s];
+  MixedOrder& mo = mixed_order_[s];
+  for (size_t j = mo.before.size(); j < order.size(); ++j) {
+    mo.before.emplace_back(), mo.after.emplace_back();
+    for (size_t i = 0; i < j; ++i) {
+      work_ += 2;
+      if (known(*ws[order[j]].end, ws[order[i]].event)) mo.before[j].set(i), mo.after[i].set(j);
+      if (known(*ws[order[i]].end, ws[order[j]].event)) mo.before[i].set(j), mo.after[j].set(i);
+    }
+  }
+  return mo;
+}
+
+// A 32-bit write `c` that has not run lands after every 64-bit write that the wait's start knows,
+// or that c's start will know: its queue's front end, the host at its submit (the host's writes
+// before the submit, where the host has not reached it). So where the wait sees it, it keeps the
+// high half of the latest of those, or of a 64-bit write none of them knows (run or not; not one
+// that comes after the wait), or the initial value's where there are none. The highest of them.
+uint64_t Engine::unrun_high(EventRef w, const WaitCond& cond, const Clock& start, bool with_dead, const SignalWrite& c) const {
+  using Set = std::bitset<kMaxMixedWrites>;
+  const uint32_t s = cond.signal, own = w.host ? kHostAgent : t_.cmds[w.id].queue, submit = t_.cmds[c.event.id].submit;
+  const std::vector<uint32_t>& order = processed_order_[s];
+  const std::vector<SignalWrite>& ws = writes_[s];
+  const MixedOrder& mo = mixed_order(s);
+  // What c's start will know: its queue's front end, and the host at its submit (as step_queue).
+  Clock own_start = qs_[c.agent].fe;
+  if (host_ran_[submit] && !own_start.knows_host(submit)) {
+    own_start.join(*host_epochs_[submit_epoch_[submit]]);
+    own_start.see_host(submit);
+  } else if (!host_ran_[submit]) {
+    own_start.join(host_clock_);
+  }
+  auto host_before = [&](const SignalWrite& p) { return p.event.host && !p.processed && p.event.id < submit; };
+  // The last host write not yet made that c's submit comes after: every write the host knows now is before it.
+  const SignalWrite* last_host = nullptr;
+  for (const SignalWrite& p : ws)
+    if (!p.narrow && host_before(p) && (with_dead || !write_dead(p))) last_host = &p;
+  Set forced;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const EventRef e = ws[order[k]].event;
+    if (!ws[order[k]].narrow && (known(start, e) || known(own_start, e))) forced.set(k);
+  }
+  work_ += 2 * order.size() + ws.size();
+  uint64_t high = forced.none() && !last_host ? init_[s] & kHighHalf : 0;
+  for (size_t k = 0; k < order.size(); ++k)
+    if (!ws[order[k]].narrow && (mo.after[k] & forced).none() && !(last_host && known(host_clock_, ws[order[k]].event)))
+      high = std::max(high, ws[order[k]].value & kHighHalf);
+  for (const SignalWrite& p : ws) {
+    if (p.processed || p.narrow || p.agent == own || (w.host && !p.event.host && t_.cmds[p.event.id].submit > w.id)) continue;
+    if ((with_dead || !write_dead(p)) && (!host_before(p) || &p == last_host)) high = std::max(high, p.value & kHighHalf);
+  }
+  return high;
+}
+
+// semantics.md read plainly, for a 64-bit wait on a mixed signal (as the oracle reads it). A
+// 32-bit write keeps the high half of the last 64-bit write (or the initial value) to land before
+// it, and where the wait sees it, every write that happens before the wait starts has landed before
+// it (else that one overwrote it). So the high halves it may keep are those of the 64-bit writes
+// that may land before it (not after it, nor after the wait ends) with none between them that must
+// land before it (one after that write, and before it or the wait's start, not after it); the
+// initial value's, where none must. A candidate may leave a word that meets the wait; a known
+// write after it overwrites it where it can leave none that does. What the wait learns is the meet
+// over its candidates of each one's end joined with the meet of its lenders' ends (one of them
+// landed before it). Listed as pick_candidates lists them: an ordered writer's first known and
+// first unknown candidate, a chained queue's every one.
+// Each write's order with the others is found once (mixed_order_); then a wait costs one step per
+// write and a few per pair of a 32-bit write and a 64-bit one.
+void Engine::mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned) const {
+  using Set = std::bitset<kMaxMixedWrites>;
+  const uint32_t s = sc.cond.signal;
+  const std::vector<uint32_t>& order = processed_order_[s];
+  const size_t n = order.size();
+  const MixedOrder& mo = mixed_order(s);
+  Set live, known_set, wide, meet;
+  for (size_t k = 0; k < n; ++k) {
+    if (sc.after(order[k])) continue;
+    live.set(k);
+    if (sc.known_write(order[k])) known_set.set(k);
+    if (!sc.ws[order[k]].narrow) wide.set(k);
+  }
+  work_ += n;
+  // Whether write k may leave a word that meets the wait; `lenders`: the 64-bit writes one of
+  // which must land before it for that (none where the initial value's high half does).
+  auto meets = [&](size_t k, Set& lenders) {
+    const SignalWrite& w = sc.ws[order[k]];
+    if (!w.narrow) return sc.cond.met_by(w.value);
+    const uint64_t low = w.value & kLowHalf;
+    const Set may = wide & live & ~mo.after[k], forced = may & (mo.before[k] | known_set);
+    if (forced.none() && sc.cond.met_by((init_[s] & kHighHalf) | low)) return true;
+    for (size_t p = 0; p < n; ++p) {
+      if (!may.test(p) || !sc.cond.met_by((sc.ws[order[p]].value & kHighHalf) | low)) continue;
+      ++work_;
+      if ((mo.after[p] & forced).none()) lenders.set(p);
+    }
+    return lenders.any();
+  };
+  std::vector<Set> lenders(n);
+  for (size_t k = 0; k < n; ++k)
+    if (live.test(k) && meets(k, lenders[k])) meet.set(k);
+  std::vector<uint32_t> found;
+  r.latest_known = kNone;
+  r.initial_candidate = sc.cond.met_by(init_[s]) && known_set.none();
+  learned = Clock(&t_);
+  bool first = true;
+  for (size_t k = 0; k < n; ++k) {
+    if (!meet.test(k) || (mo.after[k] & known_set & ~meet).any()) continue;
+    found.push_back(order[k]);
+    if (!sc.after_wait && known_set.test(k) && (lenders[k].none() || (lenders[k] & known_set).any()) && mo.after[k].none())
+      r.latest_known = order[k];
+    if (r.initial_candidate) continue;
+    // What the wait learns from it: its end, and what every one of its lenders' ends knows.
+    Clock ends = *sc.ws[order[k]].end;
+    if (lenders[k].any()) {
+      Clock lent;
+      bool any = false;
+      for (size_t p = 0; p < n; ++p)
+        if (lenders[k].test(p)) {
+          if (!any) lent = *sc.ws[order[p]].end, any = true;
+          else lent.meet(*sc.ws[order[p]].end);
+          ++work_;
+        }
+      ends.join(lent);
+    }
+    if (first) learned = std::move(ends), first = false;
+    else learned.meet(ends);
+  }
+  std::sort(found.begin(), found.end(), [&](uint32_t a, uint32_t b) { return candidate_order(s, a) < candidate_order(s, b); });
+  uint32_t agent = kNone;
+  bool known_taken = false, unknown_taken = false;
+  for (uint32_t i : found) {
+    const SignalWrite& w = sc.ws[i];
+    // Known: it happens before the wait starts, and so does one of its lenders, if it needs one.
+    const size_t k = w.rank;
+    const bool kn = known_set.test(k) && (lenders[k].none() || (lenders[k] & known_set).any());
+    if (w.agent != agent) agent = w.agent, known_taken = unknown_taken = false;
+    if (ordered_agent(w.agent) && (kn ? known_taken : unknown_taken)) continue;  // it follows the one taken
+    (kn ? known_taken : unknown_taken) = true;
+    r.candidates.push_back(i);
+    r.candidate_known.push_back(kn);
+  }
 }
 
 const ChainIndex* Engine::chain_of(const AgentWrites& aw, size_t n, const WaitCond& cond) const {
@@ -1340,7 +1526,7 @@ void Engine::list_candidates(WaitResolution& r) const {
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced, bool* not_initial) {
   WaitResolution r{w, cond};
-  if (!forced && resolve_unlisted(cond, start, r)) {
+  if (!forced && !mixed(cond) && resolve_unlisted(cond, start, r)) {
     r.unlisted = true;
     r.listed_at = processed_order_[cond.signal].size();
     r.start = start;
@@ -1349,7 +1535,7 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
   } else {
     candidates(w, cond, start, false, r, learned);
     if (not_initial && !r.initial_candidate) return *not_initial = true, false;
-    r.latest_known = latest_known_match(cond, start);
+    if (!mixed(cond)) r.latest_known = latest_known_match(cond, start);  // (else mixed_candidates')
   }
   bool ok = r.unlisted || r.initial_candidate || r.count() > 0;
   if (ok && forced) resolve_forced(w, cond, start, r, learned);
@@ -1374,7 +1560,7 @@ void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock
     // A held-back write will know at least what its agent's front end knows now.
     uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
     for (const AgentWrites& aw : by_agent_[s])
-      if (aw.agent != own && pending_candidate(w, aw, cond) != kNone) learned.meet(aw.agent == kHostAgent ? host_clock_ : qs_[aw.agent].fe);
+      if (aw.agent != own && pending_blocker(w, aw, cond, start) != kNone) learned.meet(aw.agent == kHostAgent ? host_clock_ : qs_[aw.agent].fe);
   }
   forced_.push_back({w, cond, start, learned, r.initial_candidate, uint32_t(resolutions_.size()), Clock(&t_), false});
 }
@@ -1636,7 +1822,7 @@ void Engine::kill_agent(uint32_t agent, uint32_t cause, bool wake_all) {
 
 // A wait with no candidate: a deadlock of its own, or blocked behind another deadlock when the
 // writes that could satisfy it never run (then it belongs to that deadlock).
-uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) {
+uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond, const Clock& start) {
   uint32_t own = wait.host ? kHostAgent : t_.cmds[wait.id].queue;
   const auto& ws = writes_[cond.signal];
   // The unprocessed writes that meet it, in order: the others are passed over without a look
@@ -1659,7 +1845,9 @@ uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) {
     ++work_;
     // Writes that come after the wait anyway could never have satisfied it.
     if (w.agent == own || (wait.host && !w.event.host && t_.cmds[w.event.id].submit > wait.id)) continue;
-    if (!w.processed && cond.met_by(w.value) && write_dead(w)) {
+    if (w.processed || !write_dead(w)) continue;
+    // (A mixed signal's 32-bit write: with what it could have kept, had it run.)
+    if (cond.met_by(mixed(cond) && w.narrow ? unrun_high(wait, cond, start, true, w) | (w.value & kLowHalf) : w.value)) {
       bool queue_dead = w.agent != kHostAgent && qs_[w.agent].dead;
       return queue_dead ? queue_dead_cause_[w.agent] : host_dead_cause_;  // else its submit never runs
     }
@@ -1667,12 +1855,23 @@ uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond) {
   return kNone;
 }
 
+// Where a stuck wait starts: as step_queue and step_host give it.
+Clock Engine::wait_start(EventRef w) const {
+  if (w.host) return host_clock_;
+  Clock start = qs_[t_.cmds[w.id].queue].fe;
+  if (uint32_t submit = t_.cmds[w.id].submit; !start.knows_host(submit)) {
+    start.join(*host_epochs_[submit_epoch_[submit]]);
+    start.see_host(submit);
+  }
+  return start;
+}
+
 Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                                   uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
   uint32_t blocker;
   if (!w.host) foresee(w, agent, cond), inherit(w, agent, cond);
   if (!forced && blocked_at == epoch(cond.signal)) return WaitStep::Blocked;
-  if (!forced && !resolvable(w, cond, blocker)) {
+  if (!forced && !resolvable(w, cond, start, blocker)) {
     blocked_at = epoch(cond.signal);
     // The initial value meets it and its start knows no write of the signal: the initial value is
     // a candidate whatever the pending writes do, so the wait learns nothing (semantics.md), and
@@ -1703,18 +1902,18 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
   if (!w.host && qs_[agent].proof.wait == w.id) {
     qs_[agent].proof = {};
     underived_.insert(w.id);
-    if (!resolvable(w, cond, blocker)) {
+    if (!resolvable(w, cond, start, blocker)) {
       blocked_at = epoch(cond.signal);
       return WaitStep::Blocked;
     }
   }
   // Forced by unstick, but every write made so far is overwritten: it still needs a pending one.
-  if (was_forced && !resolvable(w, cond, blocker)) {
+  if (was_forced && !resolvable(w, cond, start, blocker)) {
     blocked_at = epoch(cond.signal);
     unforceable_.insert({submit_key(w), epoch(cond.signal)});
     return WaitStep::Blocked;
   }
-  uint32_t cause = blocked_cause(w, cond);
+  uint32_t cause = blocked_cause(w, cond, start);
   if (cause == kNone) {
     cause = uint32_t(deadlocks_.size());
     deadlocks_.push_back({{w}, false, 0, 0});
@@ -2107,10 +2306,11 @@ bool Engine::derive() {
 // which a pending candidate of its wait lies, each once.
 void Engine::stuck_edges(int i, std::vector<int>& to_list) {
   const StuckNode& n = stuck_nodes_[size_t(i)];
+  const Clock start = mixed(n.cond) ? wait_start(n.wait) : Clock();  // (read only for a mixed signal)
   int host_node = stuck_nodes_.back().wait.host ? int(stuck_nodes_.size()) - 1 : -1;
   auto edge = [&](const AgentWrites& aw) {
     if (aw.agent == n.agent) return;
-    uint32_t idx = pending_candidate(n.wait, aw, n.cond);
+    uint32_t idx = pending_blocker(n.wait, aw, n.cond, start);
     if (idx == kNone) return;
     const SignalWrite& sw = writes_[n.cond.signal][idx];
     int to = -1;
@@ -2284,6 +2484,14 @@ void Engine::unstick() {
   }
   auto has_made = [&](const StuckNode& n) {  // the initial value or a write made so far meets it
     if (indexed(n.cond)) return has_done(n.cond);
+    if (mixed(n.cond)) {  // a write made that may meet it, with the highest high half any 64-bit write leaves
+      uint64_t high = init_[n.cond.signal] & kHighHalf;
+      for (const SignalWrite& w : writes_[n.cond.signal]) high = std::max(high, w.narrow ? 0 : w.value & kHighHalf);
+      if (n.cond.met_by(init_[n.cond.signal])) return true;
+      for (const SignalWrite& w : writes_[n.cond.signal])
+        if (w.processed && n.cond.met_by(w.narrow ? high | (w.value & kLowHalf) : w.value)) return true;
+      return false;
+    }
     bool has = n.cond.met_by(init_[n.cond.signal]);
     for (const AgentWrites& aw : by_agent_[n.cond.signal])
       if (aw.processed && aw.processed_max >= n.cond.threshold) has = true;
@@ -2360,7 +2568,7 @@ void Engine::unstick() {
       const StuckNode& n = nodes[size_t(members[0])];
       std::vector<int> edges;
       stuck_edges(members[0], edges);
-      if (uint32_t cause = edges.empty() ? blocked_cause(n.wait, n.cond) : kNone; cause != kNone) {
+      if (uint32_t cause = edges.empty() ? blocked_cause(n.wait, n.cond, wait_start(n.wait)) : kNone; cause != kNone) {
         kill_agent(n.agent, cause, false);
         continue;
       }

@@ -20,9 +20,11 @@
 // same rules, which live here and in model/profile.h only.
 #pragma once
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -190,6 +192,14 @@ class Engine {
   // Whether a deadlock's component was too large to tell its cycle from the waits behind it
   // (kMaxCycleGroup): then it is one finding.
   bool group_bound_reached() const { return group_bound_reached_; }
+  // Whether a 64-bit wait is on a signal whose 32-bit writes may keep different high halves and
+  // that has more than kMaxMixedWrites writes: its 32-bit writes count with one word each (the
+  // high half of the latest writes ordered before them), not with every word they may leave.
+  bool mixed_bound_reached() const { return mixed_bound_reached_; }
+  // Whether the 64-bit waits on `signal` read its 32-bit writes with every word they may leave
+  // (its 32-bit writes may keep different high halves; within kMaxMixedWrites).
+  bool reads_every_word(uint32_t signal) const { return mixed_[signal]; }
+  static constexpr size_t kMaxMixedWrites = 128;
   static constexpr size_t kMaxCycleGroup = 512;
   // Whether the deadlock analysis as a whole ran past its budget (kGroupBudget plus
   // kGroupBudgetPerEvent per command and host statement, in steps of Engine::work): then each
@@ -283,7 +293,7 @@ class Engine {
   bool step_queue(uint32_t q, EngineObserver& obs);
   bool step_host(EngineObserver& obs);
   // Whether wait `w` can be resolved now; if not, `blocker` gets an agent holding a needed write.
-  bool resolvable(EventRef w, const WaitCond& cond, uint32_t& blocker) const;
+  bool resolvable(EventRef w, const WaitCond& cond, const Clock& start, uint32_t& blocker) const;
   // Resolves a wait: candidates and the clock its end learns. False when it has no candidate.
   // `not_initial` (a wait forced because the initial value is its candidate): if the candidates
   // say otherwise, nothing is resolved, and it is set.
@@ -443,7 +453,8 @@ class Engine {
   // resolved (`learned` holds what its end learns), or dead (a deadlock, or blocked behind one).
   WaitStep try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                     uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs);
-  uint32_t blocked_cause(EventRef wait, const WaitCond& cond);
+  uint32_t blocked_cause(EventRef wait, const WaitCond& cond, const Clock& start);
+  Clock wait_start(EventRef w) const;
   std::vector<std::array<std::unique_ptr<MaxTree>, 2>> unprocessed_;  // per signal and width (narrow): its unprocessed writes, once asked
   struct StuckNode {
     EventRef wait;
@@ -673,6 +684,29 @@ class Engine {
   std::vector<uint64_t> init_;
   std::vector<std::vector<uint32_t>> processed_order_;  // per signal: writes in processing order
   std::vector<bool> uniform_high_;  // per signal: every write so far has the initial value's high half
+  // A signal with 32-bit writes whose 64-bit writes and initial value do not share one high half
+  // (and at most kMaxMixedWrites writes): a 32-bit write may leave several words, which depend on
+  // the wait that reads it, so its 64-bit waits are read plainly (mixed_candidates), not through
+  // the fast paths and indices, which read one word per write. Its 32-bit waits are not affected.
+  std::vector<uint8_t> mixed_;
+  bool mixed_bound_reached_ = false;
+  bool mixed(const WaitCond& c) const { return mixed_[c.signal] && c.mask == ~uint64_t(0); }
+  // Waits compare the whole word or its low half; the writer index is kept for those two (and
+  // read where one word per write is the answer: not for mixed()).
+  bool indexed(const WaitCond& c) const { return (c.mask == ~uint64_t(0) && !mixed_[c.signal]) || c.narrow(); }
+  // Per mixed signal, by place in processed_order_: the writes that happen before (after) each.
+  struct MixedOrder {
+    std::vector<std::bitset<kMaxMixedWrites>> before, after;
+  };
+  mutable std::vector<MixedOrder> mixed_order_;
+  void mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned) const;
+  // pending_candidate, but of a mixed() wait: a pending 64-bit write that may lend a 32-bit write
+  // a high half that meets it counts too.
+  uint32_t pending_blocker(EventRef w, const AgentWrites& aw, const WaitCond& cond, const Clock& start) const;
+  const MixedOrder& mixed_order(uint32_t signal) const;  // brought up to the writes processed
+  // The highest high half the 32-bit write `c`, which has not run, may keep where a mixed() wait
+  // that starts at `start` sees it (with writes that will never run too, where `with_dead`).
+  uint64_t unrun_high(EventRef w, const WaitCond& cond, const Clock& start, bool with_dead, const SignalWrite& c) const;
   uint64_t high_half_before(uint32_t signal, const Clock& end) const;
   mutable std::vector<WaitResolution> resolutions_;  // mutable: unlisted ones are listed when asked for
   // Whether a wait that starts at `start` may be resolved unlisted (WaitResolution::unlisted);

@@ -569,6 +569,66 @@ TEST_CASE("rules: signal-race - a 32-bit write that keeps a high half says which
                                  "becomes 4294967296) write different values") != std::string::npos);
 }
 
+// semantics.md, Profiles: a 32-bit write keeps the high half of the word it lands on, which
+// depends on the run. A 64-bit wait counts it with every word it may leave where the wait sees it
+// (the engine's mixed_candidates; the oracle reads it the same way).
+TEST_CASE("engine: a 32-bit write counts with every word it may leave where the wait sees it") {
+  const std::string head = "device d0 nv\nsignal s on host\nbuffer b on host 64\nqueue c0 on d0 copy\nqueue k2 on d0 compute\n"
+                           "queue k on d0 compute\n";
+  SUBCASE("a word the wait cannot see: a deadlock") {
+    // c0's `s = 0` lands before the host's reset (the word is 2^32, then the reset) or after it
+    // (it keeps the reset's high half: 0). Read with one word, the high half of the 2^32 + 1
+    // ordered before it, it counted as 2^32 and the deadlock was missed.
+    auto c = check(head + "signal s = 2^32 + 1\nsubmit c0 {\n  wait s >= 2^32 + 1\n  signal s = 0\n}\nsignal s = 0\n"
+                          "wait s >= 2^32\n");
+    CHECK(c->summary() == std::vector<std::string>{"deadlock@13", "signal-race@12,10"});
+    REQUIRE(c->has("deadlock"));
+    bool said = false;
+    for (auto& d : c->diags)
+      for (auto& n : d.notes) said |= n.message.find("32-bit writes that keep the word's high half could leave a large enough "
+                                                     "value, but not where the wait sees them") != std::string::npos;
+    CHECK(said);
+  }
+  SUBCASE("a word from an unordered 64-bit write: a candidate, and the race it lets through") {
+    // c0's `s = 9` leaves 2^32 + 9 where k2's 2^32 + 5 lands first: k's wait may be released
+    // without the host's 2^32 + 20, and so without the host's `write b`. Read with one word
+    // (9), the wait followed the host's write and the race was missed.
+    auto c = check(head + "submit c0 {\n  signal s = 9\n}\nsubmit k2 {\n  signal s = 2^32 + 5\n}\n"
+                          "submit k {\n  wait s >= 2^32 + 9\n  exec r reads b\n}\nwrite b\nsignal s = 2^32 + 20\n");
+    CHECK(c->summary() ==
+          std::vector<std::string>{"race@17,15", "signal-race@11,8", "signal-race@18,11", "signal-race@18,8"});
+  }
+  SUBCASE("the wait follows the write whose high half it needs") {
+    // c0's 9 meets the wait only after the host's 2^32 + 5, so the wait follows that store and
+    // the `write b` before it: no race (without that ordering, one), and no deadlock (read with
+    // the initial value's high half, one).
+    auto c = check(head + "submit c0 {\n  signal s = 9\n}\nwrite b\nsignal s = 2^32 + 5\n"
+                          "submit k {\n  wait s >= 2^32 + 9\n  exec r reads b\n}\n");
+    CHECK(c->summary() == std::vector<std::string>{"signal-race@11,8"});
+  }
+  SUBCASE("a known write whose high half the wait does not know is no proof that it adds nothing") {
+    // The host knows c0's 9 (it waited for it), but it meets k's wait only with k2's unordered
+    // high half: the wait is not redundant, and not a deadlock.
+    auto c = check(head + "submit k2 {\n  signal s = 2^32\n}\nsubmit c0 {\n  signal s = 9\n}\nwait s >= 9\n"
+                          "submit k {\n  wait s >= 2^32 + 9\n}\n");
+    auto all = c->summary(true);
+    CHECK(std::find(all.begin(), all.end(), "redundant-wait@15") == all.end());
+    CHECK(!c->has("deadlock"));
+  }
+  SUBCASE("past the bound, a note says the words are read one per write") {
+    auto program = [&](int n) {
+      std::string t = head + "signal s = 2^32\n";
+      for (int i = 0; i < n; ++i) t += "submit c0 {\n  signal s = " + std::to_string(i) + "\n}\n";
+      return t + "wait s >= 2^32 + 1\n";
+    };
+    auto noted = [](const qvet::test::Checked& c) {
+      return std::any_of(c.diags.begin(), c.diags.end(), [](auto& d) { return d.message.find("every word it may leave") != std::string::npos; });
+    };
+    CHECK(!noted(*check(program(int(qvet::Engine::kMaxMixedWrites) - 1))));
+    CHECK(noted(*check(program(int(qvet::Engine::kMaxMixedWrites)))));
+  }
+}
+
 TEST_CASE("race runs: counts, searches and depths agree with a plain walk of the list") {
   qvet::RunArena a;
   std::vector<uint32_t> heads{qvet::kNoNode};

@@ -79,6 +79,9 @@ class Oracle {
   std::vector<Bits> wait_pred_;  // per wait: the nodes its end is ordered after
   struct Resolution {
     std::vector<size_t> cands;  // indices into writes_
+    // Per candidate: the 64-bit writes one of which must land first for its word to meet the wait
+    // (a 32-bit write's high half), or none where it meets without.
+    std::vector<std::vector<size_t>> lenders;
     bool initial = false;
   };
   std::vector<Resolution> res_;
@@ -193,8 +196,10 @@ class Oracle {
         if (reach_[y].get(k)) reach_[y] |= reach_[k];
   }
 
-  // A 32-bit write keeps the high half of the word it overwrites: that of the latest write ordered
-  // before it (the largest, if several are latest), else of the initial value.
+  // One word per write, for signal-race (as its message gives it) and for telling a cycle's waits:
+  // a 32-bit write keeps the high half of the latest write ordered before it (the largest, if
+  // several are latest), else of the initial value. A wait's candidates read every word a 32-bit
+  // write may leave where the wait sees it (may_meet).
   void compute_words() {
     std::vector<size_t> order(writes_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -226,6 +231,43 @@ class Oracle {
   }
   uint64_t init(uint32_t s) const { return uint64_t(evaluate(p_.signals[s].init, t_.binding)); }
 
+  // Whether write `c` can leave a word that meets wait W where W sees it. A 64-bit write leaves its
+  // value. A 32-bit write keeps the high half of the word it lands on, which is that of the last
+  // 64-bit write (or the initial value) to land before it; where W sees it, every write that
+  // happens before W starts has landed before it too (else that write overwrote it). So the high
+  // halves it may keep are those of the 64-bit writes p that may land before it (not after it, nor
+  // after W ends) with no 64-bit write in between that must land before it: one ordered after p and
+  // before c or before W's start, and not after c. The initial value's, if there is no such write.
+  // `lenders`: the 64-bit writes whose high half makes it meet W (one must land before it), unless
+  // `free` (the initial value's does).
+  // `with_dead`: as if the writes that never run ran too (what a write that never runs would have left).
+  bool may_meet(size_t c, const WaitInfo& W, bool* free = nullptr, std::vector<size_t>* lenders = nullptr, bool with_dead = false) const {
+    const Write& w = writes_[c];
+    if (free) *free = true;
+    if (!w.narrow || W.mask != ~uint64_t(0)) return (w.raw & W.mask) >= W.v;  // a 32-bit wait reads only the low half
+    auto lands_before = [&](size_t q) {
+      const Write& o = writes_[q];
+      return q != c && o.signal == w.signal && !o.narrow && (with_dead || !dead(o.ev)) && !hb(E(w.ev), E(o.ev)) &&
+             (hb(E(o.ev), E(w.ev)) || hb(E(o.ev), S(W.ev)));
+    };
+    auto meets = [&](uint64_t word) { return ((word & ~uint64_t(0xffffffffu)) | (w.raw & 0xffffffffu)) >= W.v; };
+    bool any_forced = false;
+    for (size_t q = 0; q < writes_.size() && !any_forced; ++q) any_forced = lands_before(q);
+    if (!any_forced && meets(init(w.signal))) return true;
+    if (free) *free = false;
+    bool any = false;
+    for (size_t p = 0; p < writes_.size(); ++p) {
+      const Write& o = writes_[p];
+      if (p == c || o.signal != w.signal || o.narrow || (!with_dead && dead(o.ev)) || hb(E(w.ev), E(o.ev)) || hb(E(W.ev), E(o.ev)) || !meets(o.raw))
+        continue;
+      bool hidden = false;
+      for (size_t q = 0; q < writes_.size() && !hidden; ++q) hidden = q != p && lands_before(q) && hb(E(o.ev), E(writes_[q].ev));
+      if (!hidden && !lenders) return true;
+      if (!hidden) lenders->push_back(p), any = true;
+    }
+    return any;
+  }
+
   // semantics.md, "Signals and waits": the candidates of wait `i` under the current relation.
   Resolution candidates(size_t i) const {
     const WaitInfo& W = waits_[i];
@@ -235,14 +277,16 @@ class Oracle {
       const Write& w = writes_[c];
       if (w.signal != W.signal || dead(w.ev)) continue;
       if (hb(E(w.ev), S(W.ev))) any_before = true;
-      if ((w.word & W.mask) < W.v || hb(E(W.ev), E(w.ev)) || E(W.ev) == E(w.ev)) continue;
+      bool free;
+      std::vector<size_t> lenders;
+      if (hb(E(W.ev), E(w.ev)) || E(W.ev) == E(w.ev) || !may_meet(c, W, &free, &lenders)) continue;
       bool overwritten = false;
       for (size_t d = 0; d < writes_.size() && !overwritten; ++d) {
         const Write& o = writes_[d];
-        overwritten = d != c && o.signal == W.signal && !dead(o.ev) && (o.word & W.mask) < W.v && hb(E(w.ev), E(o.ev)) &&
-                      hb(E(o.ev), S(W.ev));
+        overwritten = d != c && o.signal == W.signal && !dead(o.ev) && hb(E(w.ev), E(o.ev)) && hb(E(o.ev), S(W.ev)) &&
+                      !may_meet(d, W);
       }
-      if (!overwritten) r.cands.push_back(c);
+      if (!overwritten) r.cands.push_back(c), r.lenders.push_back(free ? std::vector<size_t>{} : lenders);
     }
     r.initial = (init(W.signal) & W.mask) >= W.v && !any_before;
     return r;
@@ -303,10 +347,21 @@ class Oracle {
           }
           next[i] = Bits(n_);
           bool first = true;
-          for (size_t c : res_[i].cands) {
+          for (size_t k = 0; k < res_[i].cands.size(); ++k) {
             if (res_[i].initial) break;
+            const size_t c = res_[i].cands[k];
             Bits b = reach_[E(writes_[c].ev)];
             b.set(E(writes_[c].ev));
+            // A 32-bit write meets the wait only after one of its lenders landed: what all of them follow.
+            Bits lent(n_);
+            for (size_t j = 0; j < res_[i].lenders[k].size(); ++j) {
+              const size_t p = res_[i].lenders[k][j];
+              Bits l = reach_[E(writes_[p].ev)];
+              l.set(E(writes_[p].ev));
+              if (j == 0) lent = l;
+              else lent &= l;
+            }
+            b |= lent;
             if (first) next[i] = b, first = false;
             else next[i] &= b;
           }
@@ -362,8 +417,13 @@ class Oracle {
         bool ok = true;
         for (size_t y = 0; y < n_ && ok; ++y) ok = !base_[x].get(y) || can[y];
         int w = wait_of_end[x];
-        if (ok && w >= 0 && !res_[size_t(w)].initial)
-          ok = std::any_of(res_[size_t(w)].cands.begin(), res_[size_t(w)].cands.end(), [&](size_t c) { return can[E(writes_[c].ev)] != 0; });
+        if (ok && w >= 0 && !res_[size_t(w)].initial) {
+          const Resolution& r = res_[size_t(w)];
+          ok = false;
+          for (size_t k = 0; k < r.cands.size() && !ok; ++k)
+            ok = can[E(writes_[r.cands[k]].ev)] &&
+                 (r.lenders[k].empty() || std::any_of(r.lenders[k].begin(), r.lenders[k].end(), [&](size_t p) { return can[E(writes_[p].ev)] != 0; }));
+        }
         if (ok) can[x] = 1, grew = true;
       }
     }
@@ -378,8 +438,14 @@ class Oracle {
     std::vector<std::vector<bool>> path(h, std::vector<bool>(h, false));  // path[a][b]: a waits, through its candidates, on b
     for (size_t a = 0; a < h; ++a)
       for (size_t b = 0; b < h; ++b)
-        for (size_t c : res_[heads[a]].cands)
-          if (hb(E(waits_[heads[b]].ev), E(writes_[c].ev))) path[a][b] = true;
+        for (size_t k = 0; k < res_[heads[a]].cands.size(); ++k) {
+          // A candidate behind b, or whose word meets the wait only with a high half written behind b.
+          const size_t eb = E(waits_[heads[b]].ev);
+          const auto& lenders = res_[heads[a]].lenders[k];
+          if (hb(eb, E(writes_[res_[heads[a]].cands[k]].ev)) ||
+              (!lenders.empty() && std::all_of(lenders.begin(), lenders.end(), [&](size_t p) { return hb(eb, E(writes_[p].ev)); })))
+            path[a][b] = true;
+        }
     for (size_t k = 0; k < h; ++k)
       for (size_t a = 0; a < h; ++a)
         for (size_t b = 0; b < h; ++b)
@@ -424,17 +490,13 @@ class Oracle {
     if (k.host) return e_submit > k.id || (e.host && e.id > k.id);
     return !e.host && t_.cmds[e.id].queue == t_.cmds[k.id].queue && t_.cmds[e.id].index > t_.cmds[k.id].index;
   }
-  // A wait whose only possible writes never run belongs to the deadlock that blocks them.
-  // A write that never runs could have left any high half that a 64-bit write (or the initial
-  // value) puts in the word: it could have satisfied the wait if the largest of them does.
+  // A wait whose only possible writes never run belongs to the deadlock that blocks them: a write
+  // that never runs, had it run (and the writes that never run with it), could have met it.
   bool blocked(size_t i) const {
     const WaitInfo& W = waits_[i];
-    uint64_t high = init(W.signal) & ~uint64_t(0xffffffffu);
-    for (const Write& w : writes_)
-      if (w.signal == W.signal && !w.narrow) high = std::max(high, w.raw & ~uint64_t(0xffffffffu));
-    for (const Write& w : writes_) {
-      uint64_t could = w.narrow ? high | (w.raw & 0xffffffffu) : w.raw;
-      if (w.signal == W.signal && dead(w.ev) && (could & W.mask) >= W.v && !hb(E(W.ev), E(w.ev))) return true;
+    for (size_t c = 0; c < writes_.size(); ++c) {
+      const Write& w = writes_[c];
+      if (w.signal == W.signal && dead(w.ev) && !hb(E(W.ev), E(w.ev)) && may_meet(c, W, nullptr, nullptr, true)) return true;
     }
     return false;
   }
@@ -580,7 +642,13 @@ class Oracle {
       if (dead(waits_[i].ev) || !waits_[i].fits) continue;
       const Resolution& r = res_[i];
       bool known = r.initial, unknown = false;
-      for (size_t c : r.cands) (hb(E(writes_[c].ev), S(waits_[i].ev)) ? known : unknown) = true;
+      // A candidate happens before the wait starts, and so does what it needs to meet it: one of its
+      // lenders, if it has any.
+      for (size_t k = 0; k < r.cands.size(); ++k) {
+        auto before = [&](size_t w) { return hb(E(writes_[w].ev), S(waits_[i].ev)); };
+        bool lent = r.lenders[k].empty() || std::any_of(r.lenders[k].begin(), r.lenders[k].end(), before);
+        (before(r.cands[k]) && lent ? known : unknown) = true;
+      }
       if (!unknown && (known || !r.cands.empty())) raw_.push_back({"redundant-wait", waits_[i].ev, {}, false});
       if (unknown && known) raw_.push_back({"stale-wait", waits_[i].ev, {}, false});
     }

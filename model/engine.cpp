@@ -1157,14 +1157,27 @@ void Engine::mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned)
   work_ += n;
   // Whether write k may leave a word that meets the wait; `lenders`: the 64-bit writes one of
   // which must land before it for that (none where the initial value's high half does).
+  // The live 64-bit writes by high half, highest first, and the set of each prefix: those whose
+  // high half lets a given low half meet the wait are a prefix.
+  std::vector<size_t> by_high;
+  for (size_t k = 0; k < n; ++k)
+    if (wide.test(k) && live.test(k)) by_high.push_back(k);
+  auto high_of = [&](size_t k) { return sc.ws[order[k]].value & kHighHalf; };
+  std::stable_sort(by_high.begin(), by_high.end(), [&](size_t a, size_t b) { return high_of(a) > high_of(b); });
+  std::vector<Set> top(by_high.size() + 1);
+  for (size_t i = 0; i < by_high.size(); ++i) top[i + 1] = top[i], top[i + 1].set(by_high[i]);
+  work_ += by_high.size();
   auto meets = [&](size_t k, Set& lenders) {
     const SignalWrite& w = sc.ws[order[k]];
     if (!w.narrow) return sc.cond.met_by(w.value);
     const uint64_t low = w.value & kLowHalf;
     const Set may = wide & live & ~mo.after[k], forced = may & (mo.before[k] | known_set);
     if (forced.none() && sc.cond.met_by((init_[s] & kHighHalf) | low)) return true;
-    for (size_t p = 0; p < n; ++p) {
-      if (!may.test(p) || !sc.cond.met_by((sc.ws[order[p]].value & kHighHalf) | low)) continue;
+    const size_t high_enough = size_t(std::partition_point(by_high.begin(), by_high.end(), [&](size_t p) {
+                                        return sc.cond.met_by(high_of(p) | low);
+                                      }) - by_high.begin());
+    const Set could = may & top[high_enough];
+    for (size_t p = could._Find_first(); p < could.size(); p = could._Find_next(p)) {
       ++work_;
       if ((mo.after[p] & forced).none()) lenders.set(p);
     }
@@ -1185,16 +1198,12 @@ void Engine::mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned)
       r.latest_known = order[k];
     if (r.initial_candidate) continue;
     // What the wait learns from it: its end, and what every one of its lenders' ends knows.
+    // (A lender ordered before it: the lenders' meet is in its end already.)
     Clock ends = *sc.ws[order[k]].end;
-    if (lenders[k].any()) {
-      Clock lent;
-      bool any = false;
-      for (size_t p = 0; p < n; ++p)
-        if (lenders[k].test(p)) {
-          if (!any) lent = *sc.ws[order[p]].end, any = true;
-          else lent.meet(*sc.ws[order[p]].end);
-          ++work_;
-        }
+    if (lenders[k].any() && (lenders[k] & mo.before[k]).none()) {
+      Clock lent = *sc.ws[order[lenders[k]._Find_first()]].end;
+      for (size_t p = lenders[k]._Find_next(lenders[k]._Find_first()); p < lenders[k].size(); p = lenders[k]._Find_next(p), ++work_)
+        lent.meet(*sc.ws[order[p]].end);
       ends.join(lent);
     }
     if (first) learned = std::move(ends), first = false;

@@ -69,8 +69,9 @@ Engine::Engine(const Trace& t, Overrides overrides)
   processed_order_.resize(p_.signals.size());
   uniform_high_.assign(p_.signals.size(), true);
   sig_epoch_.assign(p_.signals.size(), 0);
+  top_high_.assign(p_.signals.size(), 0);
   for (size_t s = 0; s < p_.signals.size(); ++s) {
-    uint64_t high = init_[s] & kHighHalf;
+    uint64_t& high = top_high_[s] = init_[s] & kHighHalf;
     for (auto& w : writes_[s])
       if (!w.narrow) high = std::max(high, w.value & kHighHalf);
     for (auto& w : writes_[s])
@@ -314,9 +315,13 @@ uint32_t Engine::pending_candidate(EventRef w, const AgentWrites& aw, const Wait
   const SignalWrite& sw = writes_[cond.signal][aw.idx[j]];
   // Writes are in submission order on each agent: if this one is submitted after a host wait (or
   // never, because the host is dead), so are all later ones.
-  if (!sw.event.host && w.host && t_.cmds[sw.event.id].submit > w.id) return kNone;
+  if (submitted_after(w, sw)) return kNone;
   if (write_dead(sw)) return kNone;
   return aw.idx[j];
+}
+
+bool Engine::submitted_after(EventRef w, const SignalWrite& sw) const {
+  return w.host && !sw.event.host && t_.cmds[sw.event.id].submit > w.id;
 }
 
 uint32_t Engine::pending_blocker(EventRef w, const AgentWrites& aw, const WaitCond& cond, const Clock& start) const {
@@ -327,24 +332,25 @@ uint32_t Engine::pending_blocker(EventRef w, const AgentWrites& aw, const WaitCo
   // low half of which counts. (The bound falls as front ends and the host move on; a parked wait
   // is looked at again when its signal is written or an agent dies, else when unstick forces it.)
   const uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
-  std::optional<uint64_t> low;
+  bool looked = false, any_low = false;  // the highest such low half, found once
+  uint64_t top_low = 0;
   auto lent = [&](uint64_t high) {
-    if (!low) {
-      low = 0;
+    if (!looked) {
+      looked = true;
       for (const SignalWrite& c : writes_[cond.signal]) {
         ++work_;
-        bool may = c.processed || (c.agent != own && !write_dead(c) && !(!c.event.host && w.host && t_.cmds[c.event.id].submit > w.id));
-        if (c.narrow && may) low = std::max(*low, (c.value & kLowHalf) + 1);  // (one more: 0 for none)
+        if (c.narrow && (c.processed || (c.agent != own && !write_dead(c) && !submitted_after(w, c))))
+          top_low = std::max(top_low, c.value & kLowHalf), any_low = true;
       }
     }
-    return *low ? high | (*low - 1) : 0;
+    return any_low ? high | top_low : 0;
   };
   for (size_t j = aw.processed; j < aw.idx.size(); ++j) {
     const SignalWrite& sw = writes_[cond.signal][aw.idx[j]];
     ++work_;
     if (!cond.met_by(sw.narrow ? unrun_high(w, cond, start, false, sw) | (sw.value & kLowHalf) : std::max(sw.value, lent(sw.value & kHighHalf))))
       continue;
-    if (!sw.event.host && w.host && t_.cmds[sw.event.id].submit > w.id) return kNone;  // as pending_candidate
+    if (submitted_after(w, sw)) return kNone;  // as pending_candidate
     if (write_dead(sw)) return kNone;
     return aw.idx[j];
   }
@@ -1100,12 +1106,8 @@ uint64_t Engine::unrun_high(EventRef w, const WaitCond& cond, const Clock& start
   const MixedOrder& mo = mixed_order(s);
   // What c's start will know: its queue's front end, and the host at its submit (as step_queue).
   Clock own_start = qs_[c.agent].fe;
-  if (host_ran_[submit] && !own_start.knows_host(submit)) {
-    own_start.join(*host_epochs_[submit_epoch_[submit]]);
-    own_start.see_host(submit);
-  } else if (!host_ran_[submit]) {
-    own_start.join(host_clock_);
-  }
+  if (host_ran_[submit]) own_start = start_at(c.agent, submit);
+  else own_start.join(host_clock_);
   auto host_before = [&](const SignalWrite& p) { return p.event.host && !p.processed && p.event.id < submit; };
   // The last host write not yet made that c's submit comes after: every write the host knows now is before it.
   const SignalWrite* last_host = nullptr;
@@ -1122,7 +1124,7 @@ uint64_t Engine::unrun_high(EventRef w, const WaitCond& cond, const Clock& start
     if (!ws[order[k]].narrow && (mo.after[k] & forced).none() && !(last_host && known(host_clock_, ws[order[k]].event)))
       high = std::max(high, ws[order[k]].value & kHighHalf);
   for (const SignalWrite& p : ws) {
-    if (p.processed || p.narrow || p.agent == own || (w.host && !p.event.host && t_.cmds[p.event.id].submit > w.id)) continue;
+    if (p.processed || p.narrow || p.agent == own || submitted_after(w, p)) continue;
     if ((with_dead || !write_dead(p)) && (!host_before(p) || &p == last_host)) high = std::max(high, p.value & kHighHalf);
   }
   return high;
@@ -1186,6 +1188,10 @@ void Engine::mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned)
   std::vector<Set> lenders(n);
   for (size_t k = 0; k < n; ++k)
     if (live.test(k) && meets(k, lenders[k])) meet.set(k);
+  // Known: it happens before the wait starts, and so does one of its lenders, if it needs one.
+  Set known_with_lender;
+  for (size_t k = 0; k < n; ++k)
+    if (meet.test(k) && known_set.test(k) && (lenders[k].none() || (lenders[k] & known_set).any())) known_with_lender.set(k);
   std::vector<uint32_t> found;
   r.latest_known = kNone;
   r.initial_candidate = sc.cond.met_by(init_[s]) && known_set.none();
@@ -1194,8 +1200,7 @@ void Engine::mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned)
   for (size_t k = 0; k < n; ++k) {
     if (!meet.test(k) || (mo.after[k] & known_set & ~meet).any()) continue;
     found.push_back(order[k]);
-    if (!sc.after_wait && known_set.test(k) && (lenders[k].none() || (lenders[k] & known_set).any()) && mo.after[k].none())
-      r.latest_known = order[k];
+    if (!sc.after_wait && known_with_lender.test(k) && mo.after[k].none()) r.latest_known = order[k];
     if (r.initial_candidate) continue;
     // What the wait learns from it: its end, and what every one of its lenders' ends knows.
     // (A lender ordered before it: the lenders' meet is in its end already.)
@@ -1214,9 +1219,7 @@ void Engine::mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned)
   bool known_taken = false, unknown_taken = false;
   for (uint32_t i : found) {
     const SignalWrite& w = sc.ws[i];
-    // Known: it happens before the wait starts, and so does one of its lenders, if it needs one.
-    const size_t k = w.rank;
-    const bool kn = known_set.test(k) && (lenders[k].none() || (lenders[k] & known_set).any());
+    const bool kn = known_with_lender.test(w.rank);
     if (w.agent != agent) agent = w.agent, known_taken = unknown_taken = false;
     if (ordered_agent(w.agent) && (kn ? known_taken : unknown_taken)) continue;  // it follows the one taken
     (kn ? known_taken : unknown_taken) = true;
@@ -1853,7 +1856,7 @@ uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond, const Clock&
     const SignalWrite& w = ws[i];
     ++work_;
     // Writes that come after the wait anyway could never have satisfied it.
-    if (w.agent == own || (wait.host && !w.event.host && t_.cmds[w.event.id].submit > wait.id)) continue;
+    if (w.agent == own || submitted_after(wait, w)) continue;
     if (w.processed || !write_dead(w)) continue;
     // (A mixed signal's 32-bit write: with what it could have kept, had it run.)
     if (cond.met_by(mixed(cond) && w.narrow ? unrun_high(wait, cond, start, true, w) | (w.value & kLowHalf) : w.value)) {
@@ -1864,16 +1867,17 @@ uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond, const Clock&
   return kNone;
 }
 
-// Where a stuck wait starts: as step_queue and step_host give it.
-Clock Engine::wait_start(EventRef w) const {
-  if (w.host) return host_clock_;
-  Clock start = qs_[t_.cmds[w.id].queue].fe;
-  if (uint32_t submit = t_.cmds[w.id].submit; !start.knows_host(submit)) {
+Clock Engine::start_at(uint32_t q, uint32_t submit) const {
+  Clock start = qs_[q].fe;
+  if (!start.knows_host(submit)) {  // the batch's first command: later ones know it through the front end
     start.join(*host_epochs_[submit_epoch_[submit]]);
     start.see_host(submit);
   }
   return start;
 }
+
+// Where a stuck wait starts: as step_queue and step_host give it.
+Clock Engine::wait_start(EventRef w) const { return w.host ? host_clock_ : start_at(t_.cmds[w.id].queue, t_.cmds[w.id].submit); }
 
 Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                                   uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
@@ -1939,12 +1943,8 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
   uint32_t id = list[st.pos];
   const TraceCmd& c = t_.cmds[id];
   if (!host_ran_[c.submit]) return false;
-  Clock start = st.fe;
+  Clock start = start_at(q, c.submit);
   QueueOrder before = st.order;
-  if (!start.knows_host(c.submit)) {  // the batch's first command: later ones know it through the front end
-    start.join(*host_epochs_[submit_epoch_[c.submit]]);
-    start.see_host(c.submit);
-  }
   QueueStep rule = st.order.next(c.op);
   if (rule.after_chain) start.join(st.chain_next);
   Clock end = start;
@@ -2494,11 +2494,9 @@ void Engine::unstick() {
   auto has_made = [&](const StuckNode& n) {  // the initial value or a write made so far meets it
     if (indexed(n.cond)) return has_done(n.cond);
     if (mixed(n.cond)) {  // a write made that may meet it, with the highest high half any 64-bit write leaves
-      uint64_t high = init_[n.cond.signal] & kHighHalf;
-      for (const SignalWrite& w : writes_[n.cond.signal]) high = std::max(high, w.narrow ? 0 : w.value & kHighHalf);
       if (n.cond.met_by(init_[n.cond.signal])) return true;
       for (const SignalWrite& w : writes_[n.cond.signal])
-        if (w.processed && n.cond.met_by(w.narrow ? high | (w.value & kLowHalf) : w.value)) return true;
+        if (w.processed && n.cond.met_by(w.narrow ? top_high_[n.cond.signal] | (w.value & kLowHalf) : w.value)) return true;
       return false;
     }
     bool has = n.cond.met_by(init_[n.cond.signal]);

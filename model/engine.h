@@ -24,7 +24,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -455,6 +454,11 @@ class Engine {
                     uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs);
   uint32_t blocked_cause(EventRef wait, const WaitCond& cond, const Clock& start);
   Clock wait_start(EventRef w) const;
+  // What a command of queue `q` submitted by host statement `submit` knows as it starts, before its
+  // queue's rule adds to it (step_queue).
+  Clock start_at(uint32_t q, uint32_t submit) const;
+  // Whether write `sw` is a device write submitted after host wait `w` (so it comes after the wait).
+  bool submitted_after(EventRef w, const SignalWrite& sw) const;
   std::vector<std::array<std::unique_ptr<MaxTree>, 2>> unprocessed_;  // per signal and width (narrow): its unprocessed writes, once asked
   struct StuckNode {
     EventRef wait;
@@ -708,6 +712,7 @@ class Engine {
   // that starts at `start` sees it (with writes that will never run too, where `with_dead`).
   uint64_t unrun_high(EventRef w, const WaitCond& cond, const Clock& start, bool with_dead, const SignalWrite& c) const;
   uint64_t high_half_before(uint32_t signal, const Clock& end) const;
+  std::vector<uint64_t> top_high_;  // per signal: the highest high half a 64-bit write (or the initial value) leaves
   mutable std::vector<WaitResolution> resolutions_;  // mutable: unlisted ones are listed when asked for
   // Whether a wait that starts at `start` may be resolved unlisted (WaitResolution::unlisted);
   // if so, `r` gets its unknown candidates and latest_known.

@@ -238,12 +238,11 @@ class Oracle {
   // halves it may keep are those of the 64-bit writes p that may land before it (not after it, nor
   // after W ends) with no 64-bit write in between that must land before it: one ordered after p and
   // before c or before W's start, and not after c. The initial value's, if there is no such write.
-  // `lenders`: the 64-bit writes whose high half makes it meet W (one must land before it), unless
-  // `free` (the initial value's does).
+  // `lenders`: the 64-bit writes whose high half makes it meet W (one must land before it); none
+  // where the initial value's does, or it is a 64-bit write.
   // `with_dead`: as if the writes that never run ran too (what a write that never runs would have left).
-  bool may_meet(size_t c, const WaitInfo& W, bool* free = nullptr, std::vector<size_t>* lenders = nullptr, bool with_dead = false) const {
+  bool may_meet(size_t c, const WaitInfo& W, std::vector<size_t>* lenders = nullptr, bool with_dead = false) const {
     const Write& w = writes_[c];
-    if (free) *free = true;
     if (!w.narrow || W.mask != ~uint64_t(0)) return (w.raw & W.mask) >= W.v;  // a 32-bit wait reads only the low half
     auto lands_before = [&](size_t q) {
       const Write& o = writes_[q];
@@ -254,7 +253,6 @@ class Oracle {
     bool any_forced = false;
     for (size_t q = 0; q < writes_.size() && !any_forced; ++q) any_forced = lands_before(q);
     if (!any_forced && meets(init(w.signal))) return true;
-    if (free) *free = false;
     bool any = false;
     for (size_t p = 0; p < writes_.size(); ++p) {
       const Write& o = writes_[p];
@@ -277,16 +275,15 @@ class Oracle {
       const Write& w = writes_[c];
       if (w.signal != W.signal || dead(w.ev)) continue;
       if (hb(E(w.ev), S(W.ev))) any_before = true;
-      bool free;
       std::vector<size_t> lenders;
-      if (hb(E(W.ev), E(w.ev)) || E(W.ev) == E(w.ev) || !may_meet(c, W, &free, &lenders)) continue;
+      if (hb(E(W.ev), E(w.ev)) || E(W.ev) == E(w.ev) || !may_meet(c, W, &lenders)) continue;
       bool overwritten = false;
       for (size_t d = 0; d < writes_.size() && !overwritten; ++d) {
         const Write& o = writes_[d];
         overwritten = d != c && o.signal == W.signal && !dead(o.ev) && hb(E(w.ev), E(o.ev)) && hb(E(o.ev), S(W.ev)) &&
                       !may_meet(d, W);
       }
-      if (!overwritten) r.cands.push_back(c), r.lenders.push_back(free ? std::vector<size_t>{} : lenders);
+      if (!overwritten) r.cands.push_back(c), r.lenders.push_back(std::move(lenders));
     }
     r.initial = (init(W.signal) & W.mask) >= W.v && !any_before;
     return r;
@@ -349,19 +346,19 @@ class Oracle {
           bool first = true;
           for (size_t k = 0; k < res_[i].cands.size(); ++k) {
             if (res_[i].initial) break;
-            const size_t c = res_[i].cands[k];
-            Bits b = reach_[E(writes_[c].ev)];
-            b.set(E(writes_[c].ev));
+            auto upto = [&](size_t x) {  // the write's end and what happens before it
+              Bits b = reach_[E(writes_[x].ev)];
+              b.set(E(writes_[x].ev));
+              return b;
+            };
+            Bits b = upto(res_[i].cands[k]);
             // A 32-bit write meets the wait only after one of its lenders landed: what all of them follow.
-            Bits lent(n_);
-            for (size_t j = 0; j < res_[i].lenders[k].size(); ++j) {
-              const size_t p = res_[i].lenders[k][j];
-              Bits l = reach_[E(writes_[p].ev)];
-              l.set(E(writes_[p].ev));
-              if (j == 0) lent = l;
-              else lent &= l;
+            const auto& lenders = res_[i].lenders[k];
+            if (!lenders.empty()) {
+              Bits lent = upto(lenders[0]);
+              for (size_t j = 1; j < lenders.size(); ++j) lent &= upto(lenders[j]);
+              b |= lent;
             }
-            b |= lent;
             if (first) next[i] = b, first = false;
             else next[i] &= b;
           }
@@ -496,7 +493,7 @@ class Oracle {
     const WaitInfo& W = waits_[i];
     for (size_t c = 0; c < writes_.size(); ++c) {
       const Write& w = writes_[c];
-      if (w.signal == W.signal && dead(w.ev) && !hb(E(W.ev), E(w.ev)) && may_meet(c, W, nullptr, nullptr, true)) return true;
+      if (w.signal == W.signal && dead(w.ev) && !hb(E(W.ev), E(w.ev)) && may_meet(c, W, nullptr, true)) return true;
     }
     return false;
   }

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     int64_t last_all = -1, last_exec = -1;
     for (size_t i = 0; i < list.size(); ++i) {
       uint32_t c = list[i];
-      QueueStep rule = order.next(t.cmds[c].op);
+      QueueStep rule = order.next(t.cmds[c].op, t.cmds[c].submit);
       if (i) edge(S(list[i - 1]), S(c));
       if (rule.after_chain) edge(E(uint32_t(last_exec)), S(c));
       if (rule.release) edge(E(uint32_t(last_exec)), E(c));

@@ -208,6 +208,7 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
   using Make = std::unique_ptr<Checker> (*)(const CheckContext&);
   const std::pair<Rule, Make> all[] = {
       {Rule::Race, make_race_checker},           {Rule::Deadlock, make_deadlock_checker},
+      {Rule::LostWakeup, make_lost_wakeup_checker},
       {Rule::UseAfterFree, make_use_after_free_checker}, {Rule::FreeInFlight, make_free_in_flight_checker},
       {Rule::PeerAccess, make_peer_access_checker}, {Rule::ValueWidth, make_value_width_checker},
       {Rule::Engine, make_engine_checker},       {Rule::Visibility, make_visibility_checker},

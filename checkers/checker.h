@@ -160,6 +160,7 @@ class Checker : public EngineObserver {
 // Factories, one per rule family (each defined in the file named after its rule).
 std::unique_ptr<Checker> make_race_checker(const CheckContext&);
 std::unique_ptr<Checker> make_deadlock_checker(const CheckContext&);
+std::unique_ptr<Checker> make_lost_wakeup_checker(const CheckContext&);
 std::unique_ptr<Checker> make_use_after_free_checker(const CheckContext&);
 std::unique_ptr<Checker> make_free_in_flight_checker(const CheckContext&);
 std::unique_ptr<Checker> make_peer_access_checker(const CheckContext&);

@@ -184,11 +184,9 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
   std::vector<Batch> batches;
   std::map<std::string, int> per_queue;  // stream files per queue, for their names
 
-  std::set<uint32_t> submitted;  // queues with a batch before the one at hand, in text order
-  std::function<void(const std::vector<Stmt>&, bool)> collect = [&](const std::vector<Stmt>& ss, bool in_loop) {
+  std::function<void(const std::vector<Stmt>&)> collect = [&](const std::vector<Stmt>& ss) {
     for (const Stmt& s : ss) {
-      if (s.kind == StmtKind::Repeat) collect(s.body, true);
-      bool earlier = (s.kind == StmtKind::Submit || s.kind == StmtKind::SubmitList) && !submitted.insert(s.id).second;
+      if (s.kind == StmtKind::Repeat) collect(s.body);
       if (s.kind == StmtKind::SubmitList) {
         out.notes.push_back("line " + std::to_string(s.loc.line) + ": kept as text: a command-list submit is not encoded");
         ++out.kept;
@@ -224,15 +222,6 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
         continue;
       }
       b.queue = {p.devices[q.device].arch, q.engine, effective_ordering(p, s.id)};
-      // A chained queue's launch chains only within its stream (the parser refuses a stream whose
-      // first launch would follow an earlier batch's): such a batch stays text.
-      if (b.queue.ordering == Ordering::Chained && (earlier || in_loop)) {
-        auto first = std::find_if(b.cmds.begin(), b.cmds.end(), [](const ConcreteCommand& c) { return c.op != CmdOp::Signal && c.op != CmdOp::Timestamp; });
-        if (first != b.cmds.end() && first->op == CmdOp::Exec) {
-          keep("line " + std::to_string(first->loc.line) + ": its first launch would chain to the queue's previous batch, which a stream cannot say");
-          continue;
-        }
-      }
       try {
         b.bytes = b.format->encode(b.cmds, b.queue, space);
       } catch (const CannotEncode& e) {
@@ -246,7 +235,7 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
       batches.push_back(std::move(b));
     }
   };
-  collect(p.stmts, false);
+  collect(p.stmts);
 
   // The binding the encoded program declares, and each stream decoded with it: the Loc of every
   // command's packet, and the check that the decoder gives the batch back.

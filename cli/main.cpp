@@ -620,7 +620,7 @@ int replay_witnesses(const Trace& t, const Simulator& sim, SimOptions o, const s
     bool exact = replayed(s, r, error), overlapped = false;
     for (const Hang& h : r.hung)
       if (h.missed && !exact) {
-        error += " (a wait hung: the value it needed was overwritten before it began; docs/simulator.md, hang-overwritten)";
+        error += " (a wait hung: the value it needed was overwritten before it looked, a lost wakeup; docs/simulator.md)";
         break;
       }
     for (const Overlap& ov : r.overlaps) {

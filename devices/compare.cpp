@@ -92,6 +92,7 @@ Prediction::Prediction(const Trace& t) : t_(t) {
   for (const TraceCmd& c : t.cmds) line_agents_[c.loc.line].insert(c.queue);
   for (const HostEvent& h : t.host) line_agents_[h.loc.line].insert(kHostAgent);
   for (const Diagnostic& d : diagnostics_) {
+    if (d.is(Rule::LostWakeup)) lost_wakeup_lines_.insert(d.loc.line);
     if (d.is(Rule::SignalRace)) {
       signal_race_lines_.insert(d.loc.line);
       signal_race_lines_.insert(d.related_loc().line);
@@ -320,8 +321,6 @@ void Comparison::check_unacquired(const ObservedRun& r, uint64_t run) {
 }
 
 void Comparison::check_hangs(const ObservedRun& r, uint64_t run) {
-  bool gap = false;
-  for (const Hang& h : r.hung) gap |= h.missed && p_.ran(h.wait);
   // A write of the wait's signal, with a value that satisfies it, that did not run.
   auto starved = [&](EventRef w) {
     uint32_t s = t_.signal(w);
@@ -334,18 +333,25 @@ void Comparison::check_hangs(const ObservedRun& r, uint64_t run) {
         return true;
     return false;
   };
+  // A hang the engine predicts: a lost wakeup reported at the wait, or (a wait that hung because a
+  // write it needs never ran) behind one that hung so.
+  bool lost = false;
+  for (const Hang& h : r.hung) lost |= p_.ran(h.wait) && p_.lost_wakeup_reported(h.wait);
   for (const Hang& h : r.hung) {
     if (!p_.ran(h.wait)) continue;
-    if (!h.missed && gap && starved(h.wait))
-      violate("hang-overwritten", what(h.wait) + " hung behind a wait that hung that way (a write it needs never ran)", p_.line(h.wait), 0, run, false);
-    else if (!h.missed && p_.high_half_candidate(h.wait))
+    if (p_.lost_wakeup_reported(h.wait)) {
+      lost_wakeups_seen_.insert(p_.line(h.wait));
+      continue;
+    }
+    if (lost && starved(h.wait)) continue;  // a write it needs never ran behind a lost wakeup
+    if (!h.missed && p_.high_half_candidate(h.wait))
       violate("hang-high-half", what(h.wait) + " hung: a 32-bit write that semantics.md counts as a candidate (it may keep a "
               "high half that satisfies it) kept one that does not", p_.line(h.wait), 0, run, false);
-    else if (h.missed)
-      violate("hang-overwritten", what(h.wait) + " hung: a value that satisfies it was written and overwritten before it began, "
-              "by a write not ordered before it (semantics.md counts that value as a candidate)", p_.line(h.wait), 0, run, false);
     else
-      violate("hang", what(h.wait) + " was still waiting when nothing could move, but the engine says it ends", p_.line(h.wait), 0, run);
+      violate("hang", what(h.wait) + (h.missed ? " hung: a value that satisfies it was written and overwritten before it looked, "
+                                                 "and no lost-wakeup names it"
+                                               : " was still waiting when nothing could move, but the engine says it ends"),
+              p_.line(h.wait), 0, run);
   }
   size_t ran_blocked = 0, missing = 0;
   EventRef first_ran{false, kNone}, first_missing{false, kNone};
@@ -395,6 +401,8 @@ std::string Comparison::table(const std::string& file) const {
   s += file + ": " + std::to_string(runs_) + " run(s): " + std::to_string(soundness_violations()) + " soundness violation(s), " +
        std::to_string(violations_.size() - soundness_violations()) + " other difference(s); " + std::to_string(manifested) +
        " of " + std::to_string(cov.size()) + " predicted race(s) manifested\n";
+  for (uint32_t line : p_.lost_wakeup_lines())
+    s += "  lost-wakeup " + file + ":" + std::to_string(line) + ": " + (lost_wakeups_seen_.count(line) ? "hung" : "did not manifest") + "\n";
   const auto& fs = p_.race_findings();
   for (size_t i = 0; i < fs.size(); ++i)
     s += "  race " + file + ":" + std::to_string(fs[i].line) + " / line " + std::to_string(fs[i].related_line) + ": " +
@@ -431,6 +439,8 @@ std::string Comparison::json(const std::string& file) const {
                   {"manifested", cov[i].manifested()},
                   {"overlapped", cov[i].overlapped},
                   {"both_orders", cov[i].both_orders}});
+  auto& ls = j["lost_wakeups"] = nlohmann::ordered_json::array();
+  for (uint32_t line : p_.lost_wakeup_lines()) ls.push_back({{"line", line}, {"manifested", lost_wakeups_seen_.count(line) > 0}});
   return j.dump(2) + "\n";
 }
 

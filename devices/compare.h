@@ -49,6 +49,9 @@ class Prediction {
   // Whether a diagnostic of `rule` has the pair in its group: its primary is one event's line and
   // its related location is on the other's queue (diagnostics.md, "Grouped per queue").
   bool group_reported(Rule rule, EventRef a, EventRef b) const;
+  // Whether a lost-wakeup diagnostic is at wait `w`'s line.
+  bool lost_wakeup_reported(EventRef w) const { return lost_wakeup_lines_.count(line(w)) > 0; }
+  const std::set<uint32_t>& lost_wakeup_lines() const { return lost_wakeup_lines_; }
   // Whether a signal-race diagnostic points at a write of signal `s`.
   bool signal_race_reported(uint32_t s) const;
   // Whether the engine counts a 32-bit write among the candidates of 64-bit wait `w` on a signal
@@ -80,7 +83,7 @@ class Prediction {
     std::set<std::pair<uint32_t, uint32_t>> groups;  // (primary line, related agent)
   };
   Reported race_, visibility_;
-  std::set<uint32_t> signal_race_lines_;
+  std::set<uint32_t> signal_race_lines_, lost_wakeup_lines_;
   std::map<uint32_t, std::set<uint32_t>> line_agents_;   // source line -> queues (kHostAgent: host) of its events
   std::vector<EventRef> access_owner_;
   std::vector<std::vector<uint32_t>> writes_;
@@ -92,8 +95,7 @@ class Prediction {
 // (docs/simulator.md lists them): they are reported, and counted apart.
 struct Violation {
   // Soundness: edge, overlap, unreported-race, unreported-visibility, stale-read, hang,
-  // ran-deadlocked, signal-value. Other: race-unlisted, visibility-unlisted, hang-overwritten,
-  // hang-high-half.
+  // ran-deadlocked, signal-value. Other: race-unlisted, visibility-unlisted, hang-high-half.
   std::string kind;
   std::string message;  // of the first run it happened in
   uint32_t line = 0, related_line = 0;
@@ -119,6 +121,8 @@ class Comparison {
     bool manifested() const { return overlapped || both_orders; }
   };
   std::vector<Coverage> coverage() const;
+  // The lines of reported lost wakeups that some run hung at.
+  const std::set<uint32_t>& lost_wakeups_seen() const { return lost_wakeups_seen_; }
   std::string table(const std::string& file) const;
   std::string json(const std::string& file) const;
 
@@ -138,6 +142,7 @@ class Comparison {
   std::vector<Violation> violations_;
   std::map<std::tuple<std::string, uint32_t, uint32_t>, size_t> violation_index_;
   size_t runs_ = 0, ordering_checks_ = 0;
+  std::set<uint32_t> lost_wakeups_seen_;
   // Per set of hung waits (runs that hang differently end differently): per signal, final values.
   std::map<std::vector<uint64_t>, std::vector<std::set<uint64_t>>> finals_;
   struct PairSeen {

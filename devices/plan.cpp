@@ -260,7 +260,7 @@ class Planner {
   void command(uint32_t id) {
     const TraceCmd& c = t_.cmds[id];
     QueueState& q = queues_[c.queue];
-    QueueStep rule = q.order.next(c.op);
+    QueueStep rule = q.order.next(c.op, c.submit);
     uint32_t s = stream_for(q, rule);
     uint32_t stamp = Version::of({false, id}).code;
     CmdSlots& cs = plan_.cmd[id];

@@ -1945,7 +1945,7 @@ bool Engine::step_queue(uint32_t q, EngineObserver& obs) {
   if (!host_ran_[c.submit]) return false;
   Clock start = start_at(q, c.submit);
   QueueOrder before = st.order;
-  QueueStep rule = st.order.next(c.op);
+  QueueStep rule = st.order.next(c.op, c.submit);
   if (rule.after_chain) start.join(st.chain_next);
   Clock end = start;
   if (c.op == CmdOp::Wait) {

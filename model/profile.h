@@ -16,6 +16,7 @@ struct Profile {
   int wait_width_compute, wait_width_copy;
   int signal_width_compute, signal_width_copy;
   bool reads_need_acquire;  // cross-agent data needs a memory_barrier before a device read
+  bool circular_waits;      // waits compare circularly ((word - v) mod 2^64 < 2^63): values stay below 2^63
 };
 
 const Profile& profile_of(Arch a);
@@ -26,6 +27,10 @@ constexpr int kHostWidth = 64;  // the host reads and stores whole 64-bit words
 Mode queue_mode(const Program& p, uint32_t queue);
 int wait_width(const Program& p, uint32_t queue);
 int signal_width(const Program& p, uint32_t queue);
+// Whether `queue`'s waits compare circularly (NVIDIA's ACQ_CIRC_GEQ, CUDA's signed GEQ).
+bool circular_waits(const Program& p, uint32_t queue);
+// Below this bound, a circular compare agrees with `>=` (semantics.md, "Profiles").
+constexpr int kCircularBits = 63;
 constexpr uint64_t width_mask(int w) { return w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1; }
 // A 32-bit wait compares the low half of the word; a 32-bit write replaces it and keeps the high half.
 constexpr uint64_t kLowHalf = width_mask(32);

@@ -29,7 +29,10 @@ class QueueOrder {
   explicit QueueOrder(Mode m) : mode_(m) {}
   Mode mode() const { return mode_; }
 
-  QueueStep next(CmdOp op) {
+  // `batch`: the host event that submitted the command. A new batch is a new queue object (v3):
+  // its first exec chains to nothing, and a signal that begins it is a WFI release.
+  QueueStep next(CmdOp op, uint32_t batch) {
+    if (batch != batch_) batch_ = batch, chain_ = false, releases_left_ = 0;
     QueueStep s;
     bool chained = mode_ == Mode::Chained, sig = op == CmdOp::Signal || op == CmdOp::Timestamp;
     s.after_chain = chained && op == CmdOp::Exec && chain_;
@@ -49,6 +52,7 @@ class QueueOrder {
   Mode mode_;
   bool chain_ = false;     // chained: the last command other than a signal was an exec
   int releases_left_ = 0;  // chained: release signals that exec can still carry
+  uint32_t batch_ = kNone;  // the batch of the last command
 };
 
 }  // namespace qvet

@@ -226,7 +226,7 @@ class Parser {
     else if (w == "queue") parse_queue(s);
     else if (w == "param") parse_param(s);
     else if (w == "commands") parse_command_list(s);
-    else if (w == "submit") parse_submit(s, depth);
+    else if (w == "submit") parse_submit(s);
     else if (w == "wait") {
       s.kind = StmtKind::Wait;
       s.id = b_.signal(take());
@@ -332,10 +332,10 @@ class Parser {
     b_.end_list(s, std::move(body));
   }
 
-  void parse_submit(Stmt& s, int depth) {
+  void parse_submit(Stmt& s) {
     uint32_t q = b_.queue(take());
     bool earlier = !submitted_.insert(q).second;
-    if (at_word("stream") && peek(1).kind == Tok::Ident) return parse_stream_submit(s, q, earlier, depth > 0);
+    if (at_word("stream") && peek(1).kind == Tok::Ident) return parse_stream_submit(s, q, earlier);
     if (at(Tok::LBrace)) {
       s.kind = StmtKind::Submit;
       s.id = q;
@@ -469,9 +469,8 @@ class Parser {
 
   // `submit Q stream FORMAT "FILE"`: the stream decoded into Q's commands, each read through the
   // builder as the line of a `submit` block would be, located at its packet's dword.
-  // `earlier`: the queue's batches submitted before this statement in the text; `in_loop`: this
-  // statement repeats, so its own previous iteration comes before it too.
-  void parse_stream_submit(Stmt& s, uint32_t q, bool earlier, bool in_loop) {
+  // `earlier`: the queue's batches submitted before this statement in the text.
+  void parse_stream_submit(Stmt& s, uint32_t q, bool earlier) {
     take();  // stream
     const Token& f1 = take();
     std::string fmt(f1.text);
@@ -508,26 +507,13 @@ class Parser {
         fail(r.unflushed, why + ", but earlier batches of queue '" + queue.name + "' were read as serial: declare it 'ordering overlap'");
       b_.program().queues[q].ordering = Ordering::Overlap;
     }
-    // NVIDIA compute in `chained` mode: a launch chains only to a QMD of its own stream (the
-    // dependent-QMD fields), so a stream whose first launch comes before any wait, barrier,
-    // memory_barrier or copy would be chained by the model to the previous batch's last exec,
-    // which the hardware does not do; and a queue declared serial orders more than the launches do.
+    // A queue declared serial orders more than an NVIDIA compute stream's launches do. (A stream's
+    // first launch chains to nothing, as the model reads every batch: semantics.md v3.)
     const Device& dev = b_.program().devices[queue.device];
     bool nv_compute = dev.arch == Arch::Nv && queue.engine == EngineKind::Compute;
     if (nv_compute && queue.ordering == Ordering::Serial)
       fail(fl, "an " + fmt + " stream's launches run chained or overlapped, not serial, and queue '" + queue.name +
                    "' is declared 'ordering serial'");
-    bool chained = nv_compute && !r.overlap && (queue.ordering == Ordering::Default || queue.ordering == Ordering::Chained);
-    if (chained && (earlier || in_loop))
-      for (const DecodedCommand& c : r.cmds) {
-        std::string_view op = std::string_view(c.text).substr(0, c.text.find(' '));
-        if (op == "signal" || op == "timestamp") continue;
-        if (op == "exec")
-          fail(c.loc, "this launch starts a new submission to queue '" + queue.name +
-                          "', so it is not chained to the queue's previous launch (the chained model would order it after it): begin the "
-                          "stream with a wait, as tinygrad does, or declare the queue 'ordering overlap'");
-        break;
-      }
     s.kind = StmtKind::Submit;
     s.id = q;
     s.cmds.reserve(r.cmds.size());

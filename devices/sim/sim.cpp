@@ -33,7 +33,7 @@ namespace {
 constexpr uint64_t kStretch = uint64_t(1) << 40;
 constexpr uint64_t kReplayStep = 10;  // simulated ns between consecutive steps of a replayed schedule
 
-enum class Act : uint8_t { Host, Front, End };
+enum class Act : uint8_t { Host, Front, End, Poll };
 
 struct Action {
   uint64_t time;
@@ -41,7 +41,7 @@ struct Action {
   uint64_t seq;
   uint32_t agent;  // queue, or the host (= number of queues)
   Act act;
-  uint32_t id;  // Front: queue; End: command
+  uint32_t id;  // Front: queue; End: command; Poll: index into Machine::polls_
 };
 struct Later {
   bool operator()(const Action& a, const Action& b) const {
@@ -104,6 +104,7 @@ class Machine {
         case Act::Host: host_step(); break;
         case Act::Front: front(a.id); break;
         case Act::End: end_command(a.id); break;
+        case Act::Poll: poll(a.id); break;
       }
       if (o_.policy == Policy::Pct)
         for (++steps_; next_change_ < change_points_.size() && change_points_[next_change_] <= steps_;)
@@ -124,6 +125,7 @@ class Machine {
     bool front_queued = false;
     uint32_t chain_exec = kNone;     // chained: the exec the chain continues from
     int releases_left = 0;           // chained: release slots chain_exec still has (its QMD holds two)
+    uint32_t batch = kNone;          // the batch (submitting host event) of the command the front end reached
     std::vector<uint32_t> prefix_waiters;  // commands that end once every earlier command ended
     size_t prefix_head = 0;                // the first of them not ended yet
     bool needs_acquire = false;      // its device reads other agents' data only after a memory_barrier
@@ -190,7 +192,11 @@ class Machine {
   // ---- event bookkeeping ----------------------------------------------------------------------
 
   void push(uint64_t time, Act act, uint32_t id) {
-    uint32_t agent = act == Act::Host ? uint32_t(nq_) : act == Act::Front ? id : t_.cmds[id].queue;
+    EventRef polled = act == Act::Poll ? polls_[id] : EventRef{};
+    uint32_t agent = act == Act::Host || (act == Act::Poll && polled.host) ? uint32_t(nq_)
+                     : act == Act::Front                                 ? id
+                     : act == Act::Poll                                  ? t_.cmds[polled.id].queue
+                                                                         : t_.cmds[id].queue;
     heap_.push({time, prio_[agent], seq_++, agent, act, id});
   }
   void queue_front(uint32_t q, uint64_t time) {
@@ -255,29 +261,42 @@ class Machine {
 
   bool satisfied(uint32_t s, uint64_t threshold, uint64_t mask) const { return (word_[s] & mask) >= (threshold & mask); }
 
+  bool satisfies(EventRef w, uint32_t s) const {
+    return w.host ? satisfied(s, uint64_t(t_.host[w.id].value), width_mask(kHostWidth))
+                  : satisfied(s, uint64_t(t_.cmds[w.id].value), qs_[t_.cmds[w.id].queue].wait_mask);
+  }
+
   // A store of `value` at `mask`'s width: a 32-bit store replaces the low half and keeps the rest.
+  // A wait polls (semantics.md, "Lost wakeups"): a store that satisfies it makes it look again a
+  // drawn moment later, and it is released only if the word still satisfies it then.
   void write_signal(uint32_t s, uint64_t value, uint64_t mask, EventRef writer) {
     word_[s] = (word_[s] & ~mask) | (value & mask);
     last_writer_[s] = writer;
     history_[s].push_back({order_, word_[s]});
     auto& ws = waiters_[s];
     for (size_t i = 0; i < ws.size();) {
-      EventRef w = ws[i];
-      bool ok = w.host ? satisfied(s, uint64_t(t_.host[w.id].value), width_mask(kHostWidth))
-                       : satisfied(s, uint64_t(t_.cmds[w.id].value), qs_[t_.cmds[w.id].queue].wait_mask);
-      if (!ok) {
+      if (!satisfies(ws[i], s)) {
         ++i;
         continue;
       }
-      obs_.releases.push_back({w, writer});
-      if (w.host) {
-        host_released_ = true;
-        push(now_ + small_delay(), Act::Host, 0);
-      } else {
-        push_end(now_ + small_delay(), w.id);
-      }
+      polls_.push_back(ws[i]);
+      push(now_ + small_delay(), Act::Poll, uint32_t(polls_.size() - 1));
       ws[i] = ws.back();
       ws.pop_back();
+    }
+  }
+
+  // A wait looks at its word: released if it still satisfies it, else it goes on waiting.
+  void poll(uint32_t k) {
+    EventRef w = polls_[k];
+    uint32_t s = t_.signal(w);
+    if (!satisfies(w, s)) return waiters_[s].push_back(w);
+    obs_.releases.push_back({w, last_writer_[s]});
+    if (w.host) {
+      host_released_ = true;
+      push(now_ + small_delay(), Act::Host, 0);
+    } else {
+      push_end(now_ + small_delay(), w.id);
     }
   }
 
@@ -299,6 +318,7 @@ class Machine {
       if (!fixed_start_.empty() && fixed_start_[id] > now_) return queue_front(q, fixed_start_[id]);
       if (s.mode == Mode::Serial && s.ended_prefix < s.pos) return;  // the previous command has not ended
       bool chained = s.mode == Mode::Chained;
+      if (c.submit != s.batch) s.batch = c.submit, break_chain(s);  // a new batch is a new queue object: no QMD to chain to
       if (chained && c.op == CmdOp::Exec && s.chain_exec != kNone && !ended_[s.chain_exec]) return;  // QMD chaining
       start_command(q, id);
     }
@@ -529,6 +549,7 @@ class Machine {
   std::vector<uint64_t> word_, init_word_;     // per signal
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> history_;  // per signal: (order, word) after each write
   std::vector<std::vector<EventRef>> waiters_;  // per signal: waits polling it
+  std::vector<EventRef> polls_;                 // waits that look again (Act::Poll's id)
   std::vector<std::map<uint64_t, Segment>> memory_;  // per base buffer: versions, as disjoint segments
   std::vector<std::vector<uint32_t>> inflight_;      // per base buffer: device accesses in progress
   std::vector<uint32_t> access_owner_;  // per access in flight: its command

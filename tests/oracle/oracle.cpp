@@ -126,6 +126,12 @@ class Oracle {
       for (size_t i = 0; i < list.size(); ++i) {
         uint32_t id = list[i];
         const TraceCmd& c = t_.cmds[id];
+        if (i > 0 && t_.cmds[list[i - 1]].submit != c.submit) {
+          // v3: each batch is a new queue object; its first exec has no earlier QMD to chain to.
+          chain = -1;
+          releases = 0;
+          chain_releases.clear();
+        }
         if (i > 0) edge(2 * list[i - 1], 2 * id);
         if (m == Mode::Serial && i > 0) edge(2 * list[i - 1] + 1, 2 * id);
         if (blocker >= 0) edge(2 * size_t(blocker) + 1, 2 * id);
@@ -559,9 +565,28 @@ class Oracle {
         if (a.signal != b.signal || dead(a.ev) || dead(b.ev) || a.word == b.word) continue;
         if (!hb(E(a.ev), E(b.ev)) && !hb(E(b.ev), E(a.ev))) pair("signal-race", a.ev, b.ev);
       }
+    lost_wakeups();
     visibility(acc);
     structural();
     waits_notes();
+  }
+
+  // lost-wakeup: a wait that runs, and a write of its signal that runs, does not happen after the
+  // wait's end, is followed by no other such write, and leaves a word that does not meet it.
+  void lost_wakeups() {
+    for (const WaitInfo& W : waits_) {
+      if (dead(W.ev) || !W.fits) continue;
+      std::vector<size_t> P;
+      for (size_t c = 0; c < writes_.size(); ++c)
+        if (writes_[c].signal == W.signal && !dead(writes_[c].ev) && !hb(E(W.ev), E(writes_[c].ev))) P.push_back(c);
+      long last = -1;
+      for (size_t d : P) {
+        if ((writes_[d].word & W.mask) >= W.v) continue;
+        bool followed = std::any_of(P.begin(), P.end(), [&](size_t x) { return x != d && hb(E(writes_[d].ev), E(writes_[x].ev)); });
+        if (!followed && (last < 0 || submit_key(writes_[d].ev) > submit_key(writes_[size_t(last)].ev))) last = long(d);
+      }
+      if (last >= 0) raw_.push_back({"lost-wakeup", W.ev, writes_[size_t(last)].ev, true});
+    }
   }
 
   // visibility: for each byte an exec reads on a profile that needs an acquire, the last writes
@@ -598,6 +623,13 @@ class Oracle {
     }
   }
 
+  // Whether an nv queue (circular compare) waits on `signal` anywhere in the trace.
+  bool circular_signal(uint32_t signal) const {
+    for (const TraceCmd& c : t_.cmds)
+      if (c.op == CmdOp::Wait && c.signal == signal && circular_waits(p_, c.queue)) return true;
+    return false;
+  }
+
   // Rules that do not depend on ordering: they apply to every command, also those that never run.
   void structural() {
     auto reachable = [&](uint32_t dev, uint32_t owner, ObjectRef obj) {
@@ -616,6 +648,8 @@ class Oracle {
         raw_.push_back({"engine", ev, {}, false});
       if (tc.op == CmdOp::Wait || tc.op == CmdOp::Signal) {
         int w = tc.op == CmdOp::Wait ? wait_width(p_, tc.queue) : signal_width(p_, tc.queue);
+        // nv waits compare circularly: their thresholds, and writes to what they wait on, stay below 2^63.
+        if (w == 64 && (tc.op == CmdOp::Wait ? circular_waits(p_, tc.queue) : circular_signal(tc.signal))) w = 63;
         if (tc.value < 0 || tc.value >= (i128(1) << w)) raw_.push_back({"value-width", ev, {}, false});
       }
       for (uint32_t a = tc.acc_begin; a < tc.acc_end; ++a) {
@@ -628,7 +662,8 @@ class Oracle {
     }
     for (uint32_t h = 0; h < t_.host.size(); ++h) {
       const HostEvent& e = t_.host[h];
-      if ((e.op == HostOp::Wait || e.op == HostOp::Signal) && (e.value < 0 || e.value > kU64Max))
+      i128 top = e.op == HostOp::Signal && circular_signal(e.signal) ? (i128(1) << 63) - 1 : i128(kU64Max);
+      if ((e.op == HostOp::Wait || e.op == HostOp::Signal) && (e.value < 0 || e.value > top))
         raw_.push_back({"value-width", {true, h}, {}, false});
     }
   }
@@ -658,7 +693,7 @@ class Oracle {
     std::map<std::tuple<std::string, uint64_t, uint32_t>, std::pair<Raw, std::set<uint64_t>>> groups;
     std::vector<std::pair<Raw, uint64_t>> single;  // with the number of others in its group
     for (const Raw& r : raw_) {
-      if (!r.has_related || r.rule == "deadlock" || r.rule == "use-after-free") {
+      if (!r.has_related || r.rule == "deadlock" || r.rule == "use-after-free" || r.rule == "lost-wakeup") {
         single.push_back({r, 0});
         continue;
       }

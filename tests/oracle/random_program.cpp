@@ -64,13 +64,14 @@ class Gen {
   void line(const std::string& s) { text_ += s + "\n"; }
   std::string owner(int ndev) { return pick(3) == 0 ? "host" : "d" + std::to_string(pick(ndev)); }
   std::string sig() { return "s" + std::to_string(pick(nsig_)); }
-  // Small timeline values, a value nobody writes, and values around 2^32 (32-bit wraps).
+  // Small timeline values (0 among them: resets), a value nobody writes, values around 2^32 (32-bit
+  // wraps) and around 2^63 (where nv's circular compare stops agreeing with >=).
   std::string value() {
-    const char* wide[] = {"2^32 - 1", "2^32", "2^32 + 1", "0xffffffff"};
+    const char* wide[] = {"2^32 - 1", "2^32", "2^32 + 1", "0xffffffff", "2^63 - 1", "2^63"};
     int r = pick(20);
     if (r < 16) return std::to_string(r % 4);
     if (r < 18) return "7";
-    return wide[pick(4)];
+    return wide[pick(6)];
   }
   std::string range() {
     static const char* spans[] = {"", "[0:16]", "[16:32]", "[0:32]", "[32:64]", "[8:24]"};

@@ -24,6 +24,7 @@
 #include "cli/encode.h"
 #include "cli/gen.h"
 #include "core/atomic_file.h"
+#include "core/rule_pages.h"
 #include "core/render.h"
 #include "core/syntax/expect.h"
 #include "core/syntax/json_io.h"
@@ -52,7 +53,7 @@ const char* kUsage =
     "Checks GPU command-queue programs (.hcq or qvet JSON) against the device-semantics model.\n"
     "\n"
     "commands:\n"
-    "  check     report races, deadlocks, lifetime, peer, width, engine and visibility findings\n"
+    "  check     report races, deadlocks, lost wakeups, lifetime, peer, width, engine and visibility findings\n"
     "  print     print the canonical .hcq form, or the IR as JSON (--format json)\n"
     "  decode    print the program with its binary streams decoded, each command with its FILE:DWORD\n"
     "  encode    write the program's batches as the binary streams its devices run (-o DIR)\n"
@@ -62,7 +63,7 @@ const char* kUsage =
     "  run       replay the program on a GPU (cuda, hip) or the simulated back end (sim)\n"
     "  gen       write a deterministic synthetic program (for benchmarks)\n"
     "  version   print the version\n"
-    "  help      print this help, or `qvet help COMMAND`\n"
+    "  help      print this help, `qvet help COMMAND`, or a rule's page: `qvet help RULE` (docs/rules/RULE.md)\n"
     "\n"
     "exit codes: 0 no error, 1 errors found (or --expect mismatch), 2 invalid input or usage, 3 internal failure,\n"
     "            4 the requested device is not available (qvet run)\n";
@@ -839,6 +840,8 @@ int run(int argc, char** argv) {
     else if (topic == "fix") std::cout << kFixHelp;
     else if (topic == "sim") std::cout << kSimHelp;
     else if (topic == "run") std::cout << kRunHelp;
+    else if (!rule_page(topic).empty()) std::cout << rule_page(topic);
+    else if (!topic.empty()) return std::cerr << "qvet: help: no command or rule '" << topic << "'\n" << kUsage, 2;
     else std::cout << kUsage;
     return 0;
   }

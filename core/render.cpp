@@ -1,4 +1,5 @@
 #include "core/render.h"
+#include "core/rule_pages.h"
 
 #include <algorithm>
 #include <cctype>
@@ -166,11 +167,17 @@ std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src
     return J{{"physicalLocation", {{"artifactLocation", {{"uri", sarif_uri(src.name(l.file))}}}, {"region", region}}}};
   };
   J rules = J::array();
-  for (auto& r : all_rules())
+  for (auto& r : all_rules()) {
+    // help: the rule's page (docs/rules), by its path in the repository and its first paragraph.
+    std::string page = "docs/rules/" + std::string(r.id) + ".md", help(rule_page_summary(rule_page(r.id)));
+    std::replace(help.begin(), help.end(), '\n', ' ');
     rules.push_back({{"id", r.id},
                      {"shortDescription", {{"text", r.summary}}},
                      {"fullDescription", {{"text", r.summary}}},
+                     {"helpUri", page},
+                     {"help", {{"text", help.empty() ? std::string(r.summary) : help}}},
                      {"defaultConfiguration", {{"level", level(r.severity)}}}});
+  }
   J results = J::array();
   for (const Diagnostic& d : ds) {
     J r{{"ruleId", d.rule}, {"level", level(d.severity)}, {"message", {{"text", d.message}}}};

@@ -72,17 +72,21 @@ void PairGroups::flush(const std::function<void(Diagnostic&, EventRef, EventRef)
     g.others.erase(std::unique(g.others.begin(), g.others.end()), g.others.end());
     uint64_t count = g.others.size() + g.many;
     if (count) {
-      std::vector<uint32_t> lines = g.many_lines;
-      for (auto& o : g.others) lines.push_back(o.second);
-      std::sort(lines.begin(), lines.end());
-      lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+      // diagnostics.md: distinct lines, the first 8 in the related queue's submission order (the
+      // counted ones' lines, which add_many gives first-of-their-runs first, after the listed ones).
+      std::vector<uint32_t> lines;
+      auto add_line = [&](uint32_t l) {
+        if (std::find(lines.begin(), lines.end(), l) == lines.end()) lines.push_back(l);
+      };
+      for (auto& o : g.others) add_line(o.second);
+      for (uint32_t l : g.many_lines) add_line(l);
       Diagnostic::Group& dg = g.d.group;
       dg.others = count;
       dg.cut = lines.size() > 8 || g.more_lines;
       dg.lines.assign(lines.begin(), lines.begin() + long(std::min<size_t>(lines.size(), 8)));
       std::string shown;
       for (uint32_t l : dg.lines) shown += (shown.empty() ? "" : ", ") + std::to_string(l);
-      if (dg.cut) shown += ", ...";
+      if (dg.cut) shown += ", \u2026";
       std::string q = g.related.host ? "the host" : "queue " + c_.p.queues[c_.t.cmds[g.related.id].queue].name;
       g.d.notes.push_back({{}, "the same holds for " + std::to_string(count) + " earlier command(s) of " + q + " (line " + shown +
                                    "); this is the last of them"});

@@ -42,7 +42,7 @@ echo "readme ok"
   { echo "signal-race group: want 2 earlier commands"; exit 1; }
 "$qvet" gen --shape chained-waits --commands 2000 -o "$tmp/cw.hcq"
 "$qvet" check "$tmp/cw.hcq" >"$tmp/cw.txt" || true
-grep -q "the same holds for 398 earlier command(s) of queue c0 (line 12, 15, 18, 21, 24, 27, 30, 33, ...)" "$tmp/cw.txt" ||
+grep -q "the same holds for 398 earlier command(s) of queue c0 (line 12, 15, 18, 21, 24, 27, 30, 33, …)" "$tmp/cw.txt" ||
   { echo "chained-waits: the last signal's group is not 398 earlier commands"; exit 1; }
 [ "$(grep -c 'signal-race\]' "$tmp/cw.txt")" = 399 ] || { echo "chained-waits: want 399 signal races"; exit 1; }
 echo "groups ok"

@@ -140,8 +140,10 @@ const char* kSimHelp =
     "  --compare                  check the runs against `check`'s prediction (soundness and\n"
     "                             coverage); exit 1 on a soundness violation\n"
     "  --format text|json         the --compare report (default text)\n"
-    "  --trace OUT.json           write the first run as Chrome trace events (Perfetto, chrome://tracing)\n"
-    "  --timeline OUT.svg         write the first run as an SVG timeline\n"
+    "  --trace OUT.json           write a run as Chrome trace events (Perfetto, chrome://tracing): the first in\n"
+    "                             which a race or hang was observed (else the first); its title says which\n"
+    "  --timeline OUT.svg         write that run as an SVG timeline, titled the same way\n"
+    "  --run K                    draw run K instead (0-based, numbered across the policies)\n"
     "  --param NAME=VALUE         bind a param (others take their smallest admissible value)\n"
     "  --stats                    print time per phase and peak memory on standard error\n";
 
@@ -198,6 +200,8 @@ struct Args {
   bool force = false, plan = false;
   uint64_t timeout_ms = 2000;
   bool runs_given = false;
+  uint64_t run = 0;  // sim --run K: the run --trace and --timeline draw
+  bool run_given = false;
 };
 
 // --stats: wall time per phase and peak memory, on standard error (for benchmarks).
@@ -279,6 +283,7 @@ Args parse_args(int argc, char** argv, int start) {
     } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
     else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
     else if (is("--runs")) a.runs = uint64_t(parse_number(value("--runs"), "--runs")), a.runs_given = true;
+    else if (is("--run")) a.run = uint64_t(parse_number(value("--run"), "--run")), a.run_given = true;
     else if (is("--on")) a.on = value("--on");
     else if (is("--map")) a.map = value("--map");
     else if (s == "--force") a.force = true;
@@ -685,11 +690,22 @@ int cmd_sim(const Args& a) {
   // Reads' versions name the writers a race involves; a very large program keeps fingerprints only.
   o.record_seen = t.accesses.size() <= 1'000'000;
   Simulator sim(t);
-  if (!a.trace_file.empty() || !a.timeline_file.empty()) {  // the first run, drawn
-    o.policy = policies[0];
-    ObservedRun r = sim.run(o, 0);
-    if (!a.trace_file.empty() && !write_output(a.trace_file, chrome_trace(t, r, src))) return 2;
-    if (!a.timeline_file.empty() && !write_output(a.timeline_file, timeline_svg(t, r, src))) return 2;
+  if (!a.trace_file.empty() || !a.timeline_file.empty()) {
+    // The run drawn: --run K (numbered across the policies, as --compare numbers them), else the
+    // first in which a race or a hang was observed, else the first; the title says which.
+    const uint64_t total = a.runs * policies.size();
+    if (a.run_given && a.run >= total)
+      throw UsageError{"--run " + std::to_string(a.run) + ": there are " + std::to_string(total) + " run(s) (0 to " + std::to_string(total - 1) + ")"};
+    auto run_k = [&](uint64_t k) { return o.policy = policies[k / a.runs], sim.run(o, k % a.runs); };
+    uint64_t k = a.run_given ? a.run : 0;
+    ObservedRun r = run_k(k);
+    std::string finding = run_finding(t, r);
+    for (uint64_t j = 1; !a.run_given && finding.empty() && j < total; ++j)
+      if (ObservedRun rj = run_k(j); !run_finding(t, rj).empty()) k = j, r = std::move(rj), finding = run_finding(t, r);
+    std::string title = "run " + std::to_string(k) + " of " + std::to_string(total) + ", policy " + policy_name(policies[k / a.runs]) + ": " +
+                        (!finding.empty() ? finding : a.run_given ? "no race or hang observed in it" : "no race or hang observed in any run");
+    if (!a.trace_file.empty() && !write_output(a.trace_file, chrome_trace(t, r, src, title))) return 2;
+    if (!a.timeline_file.empty() && !write_output(a.timeline_file, timeline_svg(t, r, src, title))) return 2;
   }
   if (!schedules.empty()) return replay_witnesses(t, sim, o, schedules, name);
   if (a.compare) {

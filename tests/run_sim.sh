@@ -16,7 +16,15 @@ set +e
 "$qvet" sim tests/malformed/alloc_live.hcq 2>"$tmp/err.txt"; [ $? = 2 ] || { echo "sim: bad input: want exit 2"; exit 1; }
 "$qvet" sim --compare --runs 50 --policy pct,delay --format json "$bug" >"$tmp/c.json"; [ $? = 0 ] || { echo "sim --compare: want exit 0"; exit 1; }
 "$qvet" sim --runs 1 --policy delay --trace "$tmp/t.json" --timeline "$tmp/t.svg" "$bug" >/dev/null
+# A race that shows in some runs only: the timeline draws the first run that shows it, in red, and
+# its title says which run and which race; --run picks another, and an out-of-range one is refused.
+"$qvet" sim --runs 50 --timeline "$tmp/r.svg" corpus/nv_chain_release_bug.hcq >/dev/null
+"$qvet" sim --runs 50 --run 0 --timeline "$tmp/r0.svg" corpus/nv_chain_release_bug.hcq >/dev/null
+"$qvet" sim --runs 5 --run 5 --timeline "$tmp/bad.svg" corpus/nv_chain_release_bug.hcq 2>/dev/null; [ $? = 2 ] || { echo "sim --run past the runs: want exit 2"; exit 1; }
 set -e
+grep -q 'policy random: race between line 21 and line 13;' "$tmp/r.svg" || { echo "sim --timeline: not titled with its race"; exit 1; }
+grep -q '#e74c3c' "$tmp/r.svg" || { echo "sim --timeline: the race's run has no red"; exit 1; }
+grep -q '(run 0 of 50, policy random: ' "$tmp/r0.svg" || { echo "sim --run 0: not titled run 0"; exit 1; }
 grep -q '^tests/malformed/alloc_live.hcq:8:1: error' "$tmp/err.txt" || { echo "sim: bad input: want file:line"; cat "$tmp/err.txt"; exit 1; }
 grep -q "race observed" "$tmp/a.txt"
 python3 - "$tmp/t.json" "$tmp/t.svg" "$tmp/c.json" <<'PY'

@@ -68,7 +68,7 @@ std::string label(const Trace& t, EventRef e) {
 
 }  // namespace
 
-std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& src) {
+std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& src, const std::string& title) {
   using json = nlohmann::ordered_json;
   Layout l = layout(t, r);
   json ev = json::array();
@@ -122,11 +122,11 @@ std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& 
     ev.push_back({{"name", "release"}, {"cat", "signal"}, {"ph", "s"}, {"id", id}, {"ts", us(ts0)}, {"pid", 1}, {"tid", tid0}, {"bp", "e"}});
     ev.push_back({{"name", "release"}, {"cat", "signal"}, {"ph", "f"}, {"id", id}, {"ts", us(ts1)}, {"pid", 1}, {"tid", tid1}, {"bp", "e"}});
   }
-  json j{{"traceEvents", ev}, {"displayTimeUnit", "ns"}};
+  json j{{"traceEvents", ev}, {"displayTimeUnit", "ns"}, {"otherData", {{"title", title}}}};
   return j.dump(1) + "\n";
 }
 
-std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& src) {
+std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& src, const std::string& title) {
   Layout l = layout(t, r);
   const double left = 260, width = 1000, row = 28, top = 40;
   double span = double(std::max<uint64_t>(l.end_time, 1));
@@ -148,7 +148,7 @@ std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& 
   s += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\">"
        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n";
   s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s += "<text x=\"10\" y=\"20\" font-size=\"14\">qvet sim: " + esc(src.name(t.program->file)) + " (one run; " +
+  s += "<text x=\"10\" y=\"20\" font-size=\"14\">qvet sim: " + esc(src.name(t.program->file)) + " (" + esc(title) + "; " +
        std::to_string(l.end_time) + " ns; red: accesses that overlapped a conflicting one)</text>\n";
   for (uint32_t k = 0; k < l.tracks.size(); ++k) {
     s += "<text x=\"10\" y=\"" + num(y(k) + 17) + "\">" + esc(l.tracks[k].name) + "</text>\n";
@@ -194,6 +194,20 @@ std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& 
   }
   s += "</svg>\n";
   return s;
+}
+
+}  // namespace qvet
+
+namespace qvet {
+
+std::string run_finding(const Trace& t, const ObservedRun& r) {
+  if (!r.overlaps.empty()) {
+    std::vector<EventRef> owner = access_owners(t);
+    uint32_t a = t.loc(owner[r.overlaps[0].a]).line, b = t.loc(owner[r.overlaps[0].b]).line;
+    return "race between line " + std::to_string(std::max(a, b)) + " and line " + std::to_string(std::min(a, b));
+  }
+  if (!r.hung.empty()) return "hang at line " + std::to_string(t.loc(r.hung[0].wait).line);
+  return "";
 }
 
 }  // namespace qvet

@@ -12,7 +12,11 @@
 
 namespace qvet {
 
-std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& src);
-std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& src);
+// `title`: which run this is and what it shows (the SVG's heading; the trace's `otherData`).
+std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& src, const std::string& title = "one run");
+std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& src, const std::string& title = "one run");
+// The first thing a run shows that a user looks for: "race between line X and line Y", "hang at
+// line X", or empty when it shows neither.
+std::string run_finding(const Trace& t, const ObservedRun& r);
 
 }  // namespace qvet

@@ -229,6 +229,19 @@ i128 parse_number(const std::string& s, const std::string& what) {
   throw UsageError{what + " needs an integer, got '" + s + "'"};
 }
 
+// An integer option within [lo, hi]: a count, a line, a seed (never wrapped into range).
+i128 parse_bounded(const std::string& s, const std::string& what, i128 lo, i128 hi) {
+  i128 v = parse_number(s, what);
+  if (v < lo || v > hi) throw UsageError{what + " is between " + i128_to_string(lo) + " and " + i128_to_string(hi) + ", got " + s};
+  return v;
+}
+
+// A file option's value: never empty (an empty one would be ignored silently).
+std::string file_value(const std::string& v, const std::string& what) {
+  if (v.empty()) throw UsageError{what + " needs a file name"};
+  return v;
+}
+
 Args parse_args(int argc, char** argv, int start) {
   Args a;
   for (int i = start; i < argc; ++i) {
@@ -280,22 +293,23 @@ Args parse_args(int argc, char** argv, int start) {
       i128 n = parse_number(value("--event-budget"), "--event-budget");
       if (n < 1 || n > i128(1) << 40) throw UsageError{"--event-budget is between 1 and 2^40"};
       a.event_budget = size_t(n);
-    } else if (is("--around")) a.around = uint32_t(parse_number(value("--around"), "--around"));
-    else if (is("--radius")) a.radius = int(parse_number(value("--radius"), "--radius"));
-    else if (is("--runs")) a.runs = uint64_t(parse_number(value("--runs"), "--runs")), a.runs_given = true;
-    else if (is("--run")) a.run = uint64_t(parse_number(value("--run"), "--run")), a.run_given = true;
+    } else if (is("--around")) a.around = uint32_t(parse_bounded(value("--around"), "--around", 1, UINT32_MAX));
+    else if (is("--radius")) a.radius = int(parse_bounded(value("--radius"), "--radius", 0, INT32_MAX));
+    else if (is("--runs")) a.runs = uint64_t(parse_bounded(value("--runs"), "--runs", 0, i128(1) << 40)), a.runs_given = true;
+    else if (is("--run")) a.run = uint64_t(parse_bounded(value("--run"), "--run", 0, i128(1) << 40)), a.run_given = true;
     else if (is("--on")) a.on = value("--on");
     else if (is("--map")) a.map = value("--map");
     else if (s == "--force") a.force = true;
     else if (s == "--plan") a.plan = true;
-    else if (is("--timeout-ms")) a.timeout_ms = uint64_t(parse_number(value("--timeout-ms"), "--timeout-ms"));
-    else if (is("--seed")) a.seed = uint64_t(parse_number(value("--seed"), "--seed"));
+    else if (is("--timeout-ms")) a.timeout_ms = uint64_t(parse_bounded(value("--timeout-ms"), "--timeout-ms", 0, i128(1) << 40));
+    else if (is("--seed")) a.seed = uint64_t(parse_bounded(value("--seed"), "--seed", 0, i128(UINT64_MAX)));
     else if (is("--depth")) a.depth = int(std::min<i128>(parse_number(value("--depth"), "--depth"), 64));
     else if (is("--policy")) a.policy = value("--policy");
     else if (s == "--compare") a.compare = true;
-    else if (is("--trace")) a.trace_file = value("--trace");
-    else if (is("--timeline")) a.timeline_file = value("--timeline");
+    else if (is("--trace")) a.trace_file = file_value(value("--trace"), "--trace");
+    else if (is("--timeline")) a.timeline_file = file_value(value("--timeline"), "--timeline");
     else if (s.size() > 1 && s[0] == '-') throw UsageError{"unknown option '" + s + "'"};
+    else if (s == "-" && std::count(a.files.begin(), a.files.end(), "-")) throw UsageError{"standard input ('-') can be read once"};
     else a.files.push_back(s);
   }
   return a;

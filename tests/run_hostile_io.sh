@@ -150,4 +150,15 @@ sed 's|link.pm4|up/s.pm4|' streams/link.hcq >streams/via.hcq
 [ $rc = 2 ] || fail "a stream through a linked directory: exit $rc, want 2"
 grep -q "streams/up' is a symbolic link" err || fail "a stream through a linked directory: $(cat err)"
 
+# Options that were ignored or wrapped: refused with exit 2 and the option's name.
+usage() {
+  "$qvet" "$@" </dev/null >/dev/null 2>err; rc=$?
+  [ $rc = 2 ] || fail "qvet $*: exit $rc, want 2"
+}
+usage graph --radius 2^31 "$ex"; grep -q -- "--radius is between 0 and" err || fail "graph --radius 2^31: $(cat err)"
+usage graph --around 2^32 "$ex"; grep -q -- "--around is between 1 and" err || fail "graph --around 2^32: $(cat err)"
+usage check - -; grep -q "standard input ('-') can be read once" err || fail "check - -: $(cat err)"
+usage sim --trace= "$ex"; grep -q -- "--trace needs a file name" err || fail "sim --trace=: $(cat err)"
+usage sim --timeline= "$ex"; grep -q -- "--timeline needs a file name" err || fail "sim --timeline=: $(cat err)"
+
 echo "hostile io ok"

@@ -182,6 +182,7 @@ class LostWakeupChecker : public Checker {
     std::vector<std::vector<size_t>> asked(waits.size());
     std::vector<bool> every(waits.size());
     uint64_t gen = 0;
+    size_t last_asked = kNone;  // the last wait whose candidates' ends were asked (its known_by)
     std::vector<uint64_t> known_gen(wrs.size(), ~uint64_t(0));
     std::vector<uint32_t> known_upto(wrs.size(), 0);  // the writers of the writes a wait does not know are not told: every writer
     std::vector<std::pair<uint64_t, size_t>> by_min_wide, by_min_low;  // writers by their smallest word (low half)
@@ -197,6 +198,8 @@ class LostWakeupChecker : public Checker {
       return k.done(wr.agent) > wr.index[p] || (wr.knows_earlier[p] && c_.e.known(k, ws[wr.writes[p]].event));
     };
     for (size_t w = 0; w < waits.size(); ++w) {
+      const auto& by_min = conds[w].narrow() ? by_min_low : by_min_wide;
+      if (by_min.empty() || by_min[0].first >= conds[w].threshold) continue;  // every write meets it
       if (steps_ > budget_) {
         ++unchecked_;
         continue;
@@ -213,7 +216,8 @@ class LostWakeupChecker : public Checker {
       // What one wait's candidates know, the next one's often know too (a timeline's waits, each
       // after the last): while each wait's `known_by` knows the previous one's, a writer's place
       // found known stays known (`known_upto`, valid for generation `gen`).
-      if (w == 0 || !known_by[w - 1].leq(known_by[w])) ++gen;
+      if (last_asked == kNone || !known_by[last_asked].leq(known_by[w])) ++gen;
+      last_asked = w;
       auto ask = [&](size_t k) {
         if (known_gen[k] == gen && known_upto[k] + 1 == wrs[k].writes.size()) return;
         uint32_t p = wrs[k].last_below(conds[w]);
@@ -227,7 +231,6 @@ class LostWakeupChecker : public Checker {
       if (!every[w]) {
         for (size_t k : asked[w]) ask(k);
       } else {  // every writer with a write under the threshold
-        const auto& by_min = conds[w].narrow() ? by_min_low : by_min_wide;
         for (size_t j = 0; j < by_min.size() && by_min[j].first < conds[w].threshold; ++j) ask(by_min[j].second);
       }
     }

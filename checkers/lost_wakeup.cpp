@@ -180,15 +180,37 @@ class LostWakeupChecker : public Checker {
     for (size_t k = 0; k < wrs.size(); ++k) writer_of[wrs[k].agent] = k;
     std::vector<Clock> known_by(waits.size(), Clock(&c_.t));
     std::vector<std::vector<size_t>> asked(waits.size());
-    std::vector<bool> every(waits.size());
+    std::vector<bool> every(waits.size());  // the writers of the writes a wait does not know are not told: every writer
     uint64_t gen = 0;
     size_t last_asked = kNone;  // the last wait whose candidates' ends were asked (its known_by)
     std::vector<uint64_t> known_gen(wrs.size(), ~uint64_t(0));
-    std::vector<uint32_t> known_upto(wrs.size(), 0);  // the writers of the writes a wait does not know are not told: every writer
-    std::vector<std::pair<uint64_t, size_t>> by_min_wide, by_min_low;  // writers by their smallest word (low half)
-    for (size_t k = 0; k < wrs.size(); ++k) by_min_wide.push_back({wrs[k].min_word, k}), by_min_low.push_back({wrs[k].min_low, k});
-    std::sort(by_min_wide.begin(), by_min_wide.end());
-    std::sort(by_min_low.begin(), by_min_low.end());
+    std::vector<uint32_t> known_upto(wrs.size(), 0);
+    // Writers by their smallest word (low half), as lists from which a writer whose every write is
+    // known in this generation is dropped: a timeline's waits then skip the writers they all know.
+    struct ByMin {
+      std::vector<std::pair<uint64_t, size_t>> order;  // (smallest, writer)
+      std::vector<size_t> at, next, prev;              // per writer: its place; per place: links
+      size_t head = 0;
+      void reset() {
+        size_t n = order.size();
+        next.resize(n), prev.resize(n);
+        for (size_t j = 0; j < n; ++j) next[j] = j + 1, prev[j] = j - 1;
+        head = 0;
+      }
+      void drop(size_t k) {
+        size_t j = at[k];
+        if (prev[j] == SIZE_MAX) head = next[j];  // the first (reset gives it prev 0 - 1)
+        else next[prev[j]] = next[j];
+        if (next[j] < order.size()) prev[next[j]] = prev[j];
+      }
+    } by_min_wide, by_min_low;
+    for (ByMin* b : {&by_min_wide, &by_min_low}) {
+      for (size_t k = 0; k < wrs.size(); ++k) b->order.push_back({b == &by_min_wide ? wrs[k].min_word : wrs[k].min_low, k});
+      std::sort(b->order.begin(), b->order.end());
+      b->at.resize(wrs.size());
+      for (size_t j = 0; j < b->order.size(); ++j) b->at[b->order[j].second] = j;
+      b->reset();
+    }
     std::vector<std::vector<Query>> queries(wrs.size());
     // Whether clock `k` knows every write of writer `wr` up to place p (then no later write of P(W)
     // is needed to know them).
@@ -198,8 +220,8 @@ class LostWakeupChecker : public Checker {
       return k.done(wr.agent) > wr.index[p] || (wr.knows_earlier[p] && c_.e.known(k, ws[wr.writes[p]].event));
     };
     for (size_t w = 0; w < waits.size(); ++w) {
-      const auto& by_min = conds[w].narrow() ? by_min_low : by_min_wide;
-      if (by_min.empty() || by_min[0].first >= conds[w].threshold) continue;  // every write meets it
+      ByMin& by_min = conds[w].narrow() ? by_min_low : by_min_wide;
+      if (by_min.order.empty() || by_min.order[0].first >= conds[w].threshold) continue;  // every write meets it
       if (steps_ > budget_) {
         ++unchecked_;
         continue;
@@ -216,7 +238,7 @@ class LostWakeupChecker : public Checker {
       // What one wait's candidates know, the next one's often know too (a timeline's waits, each
       // after the last): while each wait's `known_by` knows the previous one's, a writer's place
       // found known stays known (`known_upto`, valid for generation `gen`).
-      if (last_asked == kNone || !known_by[last_asked].leq(known_by[w])) ++gen;
+      if (last_asked == kNone || !known_by[last_asked].leq(known_by[w])) ++gen, by_min_wide.reset(), by_min_low.reset();
       last_asked = w;
       auto ask = [&](size_t k) {
         if (known_gen[k] == gen && known_upto[k] + 1 == wrs[k].writes.size()) return;
@@ -224,6 +246,7 @@ class LostWakeupChecker : public Checker {
         if (p == kNone || (known_gen[k] == gen && known_upto[k] >= p)) return;
         if (knows_through(known_by[w], wrs[k], p)) {
           known_gen[k] = gen, known_upto[k] = p;
+          if (p + 1 == wrs[k].writes.size()) by_min_wide.drop(k), by_min_low.drop(k);
           return;
         }
         if (uint32_t c = cut_of(w, k)) queries[k].push_back({c, w});
@@ -231,7 +254,11 @@ class LostWakeupChecker : public Checker {
       if (!every[w]) {
         for (size_t k : asked[w]) ask(k);
       } else {  // every writer with a write under the threshold
-        for (size_t j = 0; j < by_min.size() && by_min[j].first < conds[w].threshold; ++j) ask(by_min[j].second);
+        for (size_t j = by_min.head; j < by_min.order.size() && by_min.order[j].first < conds[w].threshold;) {
+          size_t next = by_min.next[j];
+          ask(by_min.order[j].second);
+          j = next;
+        }
       }
     }
     std::vector<std::vector<uint32_t>> late(waits.size());  // per wait: writes that may be last and leave it unmet

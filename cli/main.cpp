@@ -4,6 +4,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <sstream>
+#include <thread>
 #include <cctype>
 #include <functional>
 #include <cerrno>
@@ -74,6 +78,7 @@ const char* kCheckHelp =
     "  --format text|json|sarif   output format (default text)\n"
     "  --expect                   compare findings with the file's `# expect:` lines; exit 0 exactly when they match\n"
     "  --werror                   warnings count as errors for the exit code\n"
+    "  -j N, --jobs N             check N files at once (default: the number of cores); output as with -j 1\n"
     "  --param NAME=VALUE         bind a param (repeatable); unbound params are sampled (docs/language-notes.md)\n"
     "  --event-budget N           events checked across a loop-bound param's iteration counts (default 4000000)\n"
     "  --stats                    print time per phase and peak memory on standard error\n"
@@ -187,6 +192,7 @@ struct Args {
   int radius = 3;
   bool help = false;
   bool stats = false;
+  unsigned jobs = 0;  // check -j N: files checked at once (0: the number of cores)
   std::vector<std::string> rules;  // --rules: run only these (default: all)
   size_t event_budget = 0;         // --event-budget (0: VerifyOptions' default)
   // sim
@@ -258,6 +264,10 @@ Args parse_args(int argc, char** argv, int start) {
     else if (s == "--expect") a.expect = true;
     else if (s == "--werror") a.werror = true;
     else if (s == "--stats") a.stats = true;
+    else if (s == "-j" || is("--jobs") || (s.size() > 2 && s.rfind("-j", 0) == 0 && std::isdigit((unsigned char)s[2]))) {
+      std::string v = s == "-j" ? (i + 1 < argc ? argv[++i] : throw UsageError{"-j needs a number"}) : s.rfind("-j", 0) == 0 ? s.substr(2) : value("--jobs");
+      a.jobs = unsigned(parse_bounded(v, "-j", 1, 1024));
+    }
     else if (s == "--witness") a.witness = true;
     else if (s.rfind("--witness=", 0) == 0) a.witness = true, a.witness_file = s.substr(10);
     else if (is("--rules")) {
@@ -323,13 +333,14 @@ bool write_output(const std::string& path, std::string_view data) {
   return false;
 }
 
-int report_input_error(const Diagnostic& d, const SourceSet& src) {
-  std::cerr << render_text({d}, src);
+int report_input_error(const Diagnostic& d, const SourceSet& src, std::ostream& err = std::cerr) {
+  err << render_text({d}, src);
   return 2;
 }
 
 // Verifies a program for every admissible param value (verify/verify.h).
-std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Program& p, int& rc, const Args& a) {
+std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Program& p, int& rc, const Args& a,
+                                                    std::ostream& err = std::cerr) {
   VerifyOptions o;
   o.fixed = a.params;
   if (a.event_budget) o.event_budget = a.event_budget;
@@ -339,14 +350,13 @@ std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Progra
     Stopwatch sw;
     VerifyResult res = verify_program(p, o);
     if (a.stats)
-      std::cerr << "stats: " << res.commands << " commands, " << res.host << " host statements; engine+checkers "
-                << sw.lap() << " s\n";
-    for (auto& n : res.notes) std::cerr << src.name(p.file) << ": note: " << n << "\n";
+      err << "stats: " << res.commands << " commands, " << res.host << " host statements; engine+checkers " << sw.lap() << " s\n";
+    for (auto& n : res.notes) err << src.name(p.file) << ": note: " << n << "\n";
     return std::move(res.diagnostics);
   } catch (const InputError& e) {
     Diagnostic d = input_diagnostic(e);
     if (!d.loc.file) d.loc.file = p.file;
-    rc = report_input_error(d, src);
+    rc = report_input_error(d, src, err);
     return std::nullopt;
   }
 }
@@ -372,7 +382,7 @@ bool streamable(const std::string& text) {
 // Reads a streamable program (above) while elaborating it; prints the error and returns false on
 // invalid input. The trace refers to `keep`.
 bool load_streamed(SourceSet& src, const std::string& file, std::string text, const Args& a, int& rc,
-                   std::optional<Program>& keep, Trace& t) {
+                   std::optional<Program>& keep, Trace& t, std::ostream& err = std::cerr) {
   Program empty;
   TraceBuilder builder(empty, text.size() / 40);
   double elaborate_s = 0;
@@ -388,11 +398,11 @@ bool load_streamed(SourceSet& src, const std::string& file, std::string text, co
   LoadResult r = load_program_text(src, file, std::move(text), &sink, a.load);
   if (a.stats) {
     double total = whole.lap();
-    std::cerr << "stats: parse " << total - elaborate_s << " s (" << double(bytes) / 1e6 / (total - elaborate_s)
-              << " MB/s), elaborate " << elaborate_s << " s\n";
+    err << "stats: parse " << total - elaborate_s << " s (" << double(bytes) / 1e6 / (total - elaborate_s) << " MB/s), elaborate "
+        << elaborate_s << " s\n";
   }
   if (!r.program) {
-    rc = report_input_error(*r.error, src);
+    rc = report_input_error(*r.error, src, err);
     return false;
   }
   keep = std::move(*r.program);
@@ -427,15 +437,95 @@ bool load_elaborated(SourceSet& src, const Args& a, std::optional<Program>& p, T
 }
 
 std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std::string& file, std::string text,
-                                                      const Args& a, int& rc, std::optional<Program>& keep) {
+                                                      const Args& a, int& rc, std::optional<Program>& keep, std::ostream& err) {
   Trace t;
-  if (!load_streamed(src, file, std::move(text), a, rc, keep, t)) return std::nullopt;
+  if (!load_streamed(src, file, std::move(text), a, rc, keep, t, err)) return std::nullopt;
   Stopwatch sw;
   CheckResult res = check_trace(t, a.rules, a.witness);
   if (a.stats)
-    std::cerr << "stats: " << t.cmds.size() << " commands, " << t.host.size() << " host statements (streamed); engine+checkers "
-              << sw.lap() << " s\n";
+    err << "stats: " << t.cmds.size() << " commands, " << t.host.size() << " host statements (streamed); engine+checkers "
+        << sw.lap() << " s\n";
   return std::move(res.diagnostics);
+}
+
+// One file of `qvet check`, checked on its own (its own sources, its own output), so that files
+// can be checked on several threads and printed in the order of the command line, as if one by one.
+struct FileCheck {
+  SourceSet src;
+  std::vector<Diagnostic> diags;  // --expect: none (its verdict is in `out`)
+  std::ostringstream out, err;
+  int worst = 0;
+  std::exception_ptr failed;  // what escaped it (rethrown on the main thread, in order)
+};
+
+void check_one(const std::string& file, const Args& a, FileCheck& fc) {
+  SourceSet& src = fc.src;
+  int rc = 0;
+  Stopwatch sw;
+  std::optional<Program> l;
+  std::optional<std::vector<Diagnostic>> diags;
+  double t_load = 0;
+  std::string text, error;
+  std::string name = file == "-" ? "<stdin>" : file;
+  if (!read_file(file, text, &error)) {
+    uint32_t f = src.add(name, "");
+    fc.worst = std::max(fc.worst, report_input_error(input_diagnostic({{f, 0, 0}, error}), src, fc.err));
+    return;
+  }
+  if (streamable(text)) {
+    diags = check_streamed(src, name, std::move(text), a, rc, l, fc.err);
+    t_load = sw.lap();
+  } else {
+    LoadResult r = load_program_text(src, name, std::move(text), nullptr, a.load);
+    if (r.program) l = std::move(*r.program);
+    else rc = report_input_error(*r.error, src, fc.err);
+    t_load = sw.lap();
+    if (l) diags = check_loaded(src, *l, rc, a, fc.err);
+  }
+  double t_check = sw.lap();
+  if (a.stats && l)
+    fc.err << "stats: " << file << ": load " << t_load << " s, check " << t_check << " s, peak RSS " << peak_rss_kb() / 1024 << " MiB\n";
+  if (!diags) {
+    fc.worst = std::max(fc.worst, rc);
+    return;
+  }
+  if (a.expect) {
+    if (l->expects.empty()) {
+      fc.err << src.name(l->file) << ": error: --expect needs at least one '# expect:' line\n";
+      fc.worst = std::max(fc.worst, 2);
+      return;
+    }
+    ExpectOutcome o = match_expectations(l->expects, *diags, src);
+    if (o.ok) {
+      fc.out << "PASS " << src.name(l->file) << "\n";
+    } else {
+      fc.out << "FAIL " << src.name(l->file) << "\n";
+      for (auto& pr : o.problems) fc.out << "  " << pr << "\n";
+      fc.worst = std::max(fc.worst, 1);
+    }
+    return;
+  }
+  for (auto& d : *diags)
+    if (d.severity == Severity::Error || (a.werror && d.severity == Severity::Warning)) fc.worst = std::max(fc.worst, 1);
+  fc.diags = std::move(*diags);
+}
+
+// Moves a file's sources into `into` and renumbers the locations of its diagnostics to match.
+void merge_sources(FileCheck& fc, SourceSet& into, std::vector<Diagnostic>& all) {
+  std::vector<uint32_t> to(fc.src.size(), 0);
+  for (uint32_t f = 1; f < fc.src.size(); ++f) to[f] = into.add(fc.src.name(f), fc.src.text(f));
+  auto fix = [&](Loc& l) {
+    if (l.file < to.size()) l.file = to[l.file];
+  };
+  for (Diagnostic& d : fc.diags) {
+    fix(d.loc);
+    for (auto& r : d.related) fix(r.loc);
+    for (auto& n : d.notes) fix(n.loc);
+    for (auto& f : d.fixes)
+      for (auto& e : f.edits) fix(e.at);
+    for (auto& w : d.witness) fix(w.loc);
+    all.push_back(std::move(d));
+  }
 }
 
 int cmd_check(const Args& a) {
@@ -443,60 +533,34 @@ int cmd_check(const Args& a) {
   if (a.files.empty()) throw UsageError{"check needs a FILE"};
   std::string fmt = a.format.empty() ? "text" : a.format;
   if (fmt != "text" && fmt != "json" && fmt != "sarif") throw UsageError{"unknown --format '" + fmt + "' (text, json or sarif)"};
+  // -j N: files checked on N threads (default: the cores), printed in command-line order; each
+  // program's check is independent (its own clocks, solver and sources), so the output is the
+  // same byte for byte as one by one.
+  size_t n = a.files.size();
+  unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::unique_ptr<FileCheck>> done(n);
+  for (auto& fc : done) fc = std::make_unique<FileCheck>();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) try {
+        check_one(a.files[i], a, *done[i]);
+      } catch (...) {
+        done[i]->failed = std::current_exception();
+      }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned k = 1; k < std::min<size_t>(jobs, n); ++k) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
   int worst = 0;
   SourceSet src;
   std::vector<Diagnostic> all;
-  for (const std::string& file : a.files) {
-    int rc = 0;
-    Stopwatch sw;
-    std::optional<Program> l;
-    std::optional<std::vector<Diagnostic>> diags;
-    double t_load = 0;
-    std::string text, error;
-    std::string name = file == "-" ? "<stdin>" : file;
-    if (!read_file(file, text, &error)) {
-      uint32_t f = src.add(name, "");
-      worst = std::max(worst, report_input_error(input_diagnostic({{f, 0, 0}, error}), src));
-      continue;
-    }
-    if (streamable(text)) {
-      diags = check_streamed(src, name, std::move(text), a, rc, l);
-      t_load = sw.lap();
-    } else {
-      LoadResult r = load_program_text(src, name, std::move(text), nullptr, a.load);
-      if (r.program) l = std::move(*r.program);
-      else rc = report_input_error(*r.error, src);
-      t_load = sw.lap();
-      if (l) diags = check_loaded(src, *l, rc, a);
-    }
-    double t_check = sw.lap();
-    if (a.stats && l)
-      std::cerr << "stats: " << file << ": load " << t_load << " s, check " << t_check << " s, peak RSS "
-                << peak_rss_kb() / 1024 << " MiB\n";
-    if (!diags) {
-      worst = std::max(worst, rc);
-      continue;
-    }
-    if (a.expect) {
-      if (l->expects.empty()) {
-        std::cerr << src.name(l->file) << ": error: --expect needs at least one '# expect:' line\n";
-        worst = std::max(worst, 2);
-        continue;
-      }
-      ExpectOutcome o = match_expectations(l->expects, *diags, src);
-      if (o.ok) {
-        std::cout << "PASS " << src.name(l->file) << "\n";
-      } else {
-        std::cout << "FAIL " << src.name(l->file) << "\n";
-        for (auto& pr : o.problems) std::cout << "  " << pr << "\n";
-        worst = std::max(worst, 1);
-      }
-      continue;
-    }
-    for (auto& d : *diags) {
-      if (d.severity == Severity::Error || (a.werror && d.severity == Severity::Warning)) worst = std::max(worst, 1);
-      all.push_back(std::move(d));
-    }
+  for (auto& fc : done) {
+    if (fc->failed) std::rethrow_exception(fc->failed);
+    std::cerr << fc->err.str();
+    std::cout << fc->out.str();
+    worst = std::max(worst, fc->worst);
+    merge_sources(*fc, src, all);
   }
   if (a.expect) return worst;
   if (!a.witness_file.empty() && !write_output(a.witness_file, render_witnesses(all, src))) worst = 2;

@@ -28,6 +28,7 @@ class SourceSet {
  public:
   SourceSet();
   uint32_t add(std::string name, std::string text);  // returns the file index
+  uint32_t size() const { return uint32_t(files_.size()); }  // file indices are [1, size())
   const std::string& name(uint32_t file) const { return files_[file].name; }
   const std::string& text(uint32_t file) const { return files_[file].text; }
   // The line's text without its newline; empty when the line does not exist.

@@ -14,6 +14,16 @@ set +e
 "$qvet" check /nonexistent.hcq 2>/dev/null; [ $? = 2 ] || { echo "missing file: want exit 2"; exit 1; }
 set -e
 grep -q '"ruleId": "race"' "$tmp/s.json"
+# -j: files checked at once print exactly what one by one prints, in command-line order.
+set +e
+for fmt in text json sarif; do
+  "$qvet" check -j 1 --format "$fmt" corpus/*.hcq >"$tmp/j1" 2>"$tmp/j1e"; r1=$?
+  "$qvet" check -j 3 --format "$fmt" corpus/*.hcq >"$tmp/j3" 2>"$tmp/j3e"; r3=$?
+  cmp -s "$tmp/j1" "$tmp/j3" && cmp -s "$tmp/j1e" "$tmp/j3e" && [ $r1 = $r3 ] || { echo "check -j 3 --format $fmt differs from -j 1"; exit 1; }
+done
+"$qvet" check -j 2 --expect corpus/*.hcq >"$tmp/je" 2>/dev/null; [ $? = 0 ] || { echo "check -j 2 --expect: want exit 0"; exit 1; }
+"$qvet" check -j 0 "$ex" 2>/dev/null; [ $? = 2 ] || { echo "check -j 0: want exit 2"; exit 1; }
+set -e
 grep -q '"version": "2.1.0"' "$tmp/s.json"
 grep -q '"rule": "race"' "$tmp/j.json"
 "$qvet" print "$ex" >"$tmp/p1.hcq"

@@ -83,7 +83,10 @@ class LostWakeupChecker : public Checker {
     std::vector<uint32_t> first_knower;  // per write: the first later write that knows it, or writes.size()
     std::vector<bool> knows_earlier;     // per write: it knows every earlier write of the writer
     uint64_t min_word = ~uint64_t(0), min_low = ~uint64_t(0);
-    MaxTree below_wide, below_low;  // by place reversed: ~word, ~low half (the latest write under a threshold)
+    // By place reversed (so that "the first at or after" is "the latest at or before"): ~word and
+    // ~low half, and the trees over them that find the latest write under a threshold.
+    std::vector<uint64_t> rev_wide, rev_low;
+    MaxTree below_wide, below_low;
     // The latest place whose word (low half, for a 32-bit wait) is below `cond`'s threshold, or kNone.
     uint32_t last_below(const WaitCond& cond) const {
       if (cond.threshold == 0) return kNone;
@@ -113,7 +116,7 @@ class LostWakeupChecker : public Checker {
     for (uint32_t i = 0; i < ws.size(); ++i) {
       if (!ws[i].processed) continue;
       auto [a, added] = at.try_emplace(ws[i].agent, out.size());
-      if (added) out.push_back({ws[i].agent, {}, {}, {}, {}, ~uint64_t(0), ~uint64_t(0), {}, {}});
+      if (added) out.push_back({ws[i].agent, {}, {}, {}, {}, ~uint64_t(0), ~uint64_t(0), {}, {}, {}, {}});
       Writer& wr = out[a->second];
       wr.writes.push_back(i);
       wr.min_word = std::min(wr.min_word, ws[i].value);
@@ -123,9 +126,9 @@ class LostWakeupChecker : public Checker {
       auto place = [&](uint32_t i) { return ws[i].agent == kHostAgent ? ws[i].event.id : c_.t.cmds[ws[i].event.id].index; };
       std::sort(wr.writes.begin(), wr.writes.end(), [&](uint32_t x, uint32_t y) { return place(x) < place(y); });
       for (uint32_t i : wr.writes) wr.index.push_back(place(i));
-      std::vector<uint64_t> wide, low;
-      for (size_t p = wr.writes.size(); p-- > 0;) wide.push_back(~ws[wr.writes[p]].value), low.push_back(~(ws[wr.writes[p]].value & kLowHalf));
-      wr.below_wide = MaxTree(wide), wr.below_low = MaxTree(low);
+      for (size_t p = wr.writes.size(); p-- > 0;)
+        wr.rev_wide.push_back(~ws[wr.writes[p]].value), wr.rev_low.push_back(~(ws[wr.writes[p]].value & kLowHalf));
+      wr.below_wide = MaxTree(wr.rev_wide), wr.below_low = MaxTree(wr.rev_low);
       // first_knower: the writes no write so far knows, dropped as later writes' clocks know them.
       size_t n = wr.writes.size();
       wr.first_knower.assign(n, uint32_t(n));
@@ -266,11 +269,7 @@ class LostWakeupChecker : public Checker {
       if (queries[k].empty()) continue;
       const Writer& wr = wrs[k];
       size_t n = wr.writes.size();
-      // The writes of the prefix that no later write of it knows, present in two trees (by place
-      // reversed, so that "the first at or after" is "the latest at or before"): ~word and ~low half.
-      std::vector<uint64_t> wide(n), low(n);
-      for (size_t p = 0; p < n; ++p) wide[n - 1 - p] = ~ws[wr.writes[p]].value, low[n - 1 - p] = ~(ws[wr.writes[p]].value & kLowHalf);
-      MaxTree tw(wide), tl(low);
+      MaxTree tw = wr.below_wide, tl = wr.below_low;  // present: the writes of the prefix that none later knows
       for (size_t r = 0; r < n; ++r) tw.erase(r), tl.erase(r);
       std::vector<std::vector<uint32_t>> knows(n);  // per write: the writes it is the first to know
       for (uint32_t p = 0; p < n; ++p)
@@ -279,7 +278,7 @@ class LostWakeupChecker : public Checker {
       size_t q = 0;
       for (uint32_t c = 1; c <= n && q < queries[k].size(); ++c) {
         for (uint32_t p : knows[c - 1]) tw.erase(n - 1 - p), tl.erase(n - 1 - p);
-        tw.set(n - 1 - (c - 1), wide[n - 1 - (c - 1)]), tl.set(n - 1 - (c - 1), low[n - 1 - (c - 1)]);
+        tw.set(n - c, wr.rev_wide[n - c]), tl.set(n - c, wr.rev_low[n - c]);
         for (; q < queries[k].size() && queries[k][q].cut == c; ++q) {
           size_t w = queries[k][q].wait;
           const WaitCond& cond = conds[w];

@@ -208,7 +208,7 @@ class Fanout : public EngineObserver {
 
 }  // namespace
 
-CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, bool witness) {
+CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, bool witness, EngineMode mode) {
   using Make = std::unique_ptr<Checker> (*)(const CheckContext&);
   const std::pair<Rule, Make> all[] = {
       {Rule::Race, make_race_checker},           {Rule::Deadlock, make_deadlock_checker},
@@ -228,7 +228,7 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
   uint64_t work = 0;
   Engine::Overrides overrides;
   for (int round = 1;; ++round) {
-    auto engine = std::make_unique<Engine>(t, std::move(overrides));
+    auto engine = std::make_unique<Engine>(t, std::move(overrides), mode);
     DiagnosticSink sink(t);
     CheckContext ctx{*t.program, t, *engine, sink, witness, {}, {}};
     std::vector<std::unique_ptr<Checker>> cs;
@@ -236,6 +236,7 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
       if (rules.empty() || std::find(rules.begin(), rules.end(), rule_info(id).id) != rules.end()) cs.push_back(make(ctx));
     Fanout fan(cs, *engine, round == 1);
     engine->run(fan);
+    if (!engine->mismatch().empty()) throw EngineMismatch(engine->mismatch_at(), engine->mismatch());
     bool changed = false;
     overrides = engine->refine(changed);
     work += engine->work();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -176,8 +177,16 @@ struct CheckResult {
   std::unique_ptr<Engine> engine;       // after its run (reads the trace: keep the trace alive)
 };
 
+// EngineMode::Checked found the indexes and the plain wait rule apart (an internal error: exit 3).
+struct EngineMismatch : std::runtime_error {
+  EngineMismatch(Loc at, const std::string& what) : std::runtime_error(what), at(at) {}
+  Loc at;  // the wait
+};
+
 // Runs the engine and the checkers over a trace. `rules`: the rule ids to run (empty: all); the
-// engine always runs, so {"none"} measures it alone.
-CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules = {}, bool witness = false);
+// engine always runs, so {"none"} measures it alone. `mode`: how the engine finds candidates
+// (model/wait_rule.h); Checked throws EngineMismatch at the first difference.
+CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules = {}, bool witness = false,
+                        EngineMode mode = EngineMode::Indexed);
 
 }  // namespace qvet

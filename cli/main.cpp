@@ -83,6 +83,8 @@ const char* kCheckHelp =
     "  --event-budget N           events checked across a loop-bound param's iteration counts (default 4000000)\n"
     "  --stats                    print time per phase and peak memory on standard error\n"
     "  --rules R1,R2,...          run only these rules (`none`: only the ordering engine)\n"
+    "  --engine MODE              how waits find their candidates: indexed (default), plain (the wait rule\n"
+    "                             alone: slow, for reference), checked (both; exit 3 where they differ)\n"
     "  --witness[=FILE]           give each race a schedule in which its accesses overlap; FILE: also as JSON\n"
     "  --ignore-packet [FMT:]0xN  an opcode (amd-pm4, the default FMT) or method a stream may hold, skipped\n"
     "                             with its body (repeatable; docs/encoded.md)\n"
@@ -194,6 +196,7 @@ struct Args {
   bool stats = false;
   unsigned jobs = 0;  // check -j N: files checked at once (0: the number of cores)
   std::vector<std::string> rules;  // --rules: run only these (default: all)
+  EngineMode engine = EngineMode::Indexed;  // --engine
   size_t event_budget = 0;         // --event-budget (0: VerifyOptions' default)
   // sim
   uint64_t runs = 100, seed = 1;
@@ -281,6 +284,9 @@ Args parse_args(int argc, char** argv, int start) {
         b = e + 1;
       }
     }
+    else if (is("--engine")) {
+      if (!parse_engine_mode(value("--engine"), a.engine)) throw UsageError{"--engine: plain, indexed or checked"};
+    }
     else if (is("--ignore-packet")) {
       // [FORMAT:]N, FORMAT amd-pm4 when left out (the first format, before there were others).
       std::string v = value("--ignore-packet"), fmt = "amd-pm4";
@@ -345,6 +351,7 @@ std::optional<std::vector<Diagnostic>> check_loaded(SourceSet& src, const Progra
   o.fixed = a.params;
   if (a.event_budget) o.event_budget = a.event_budget;
   o.rules = a.rules;
+  o.engine = a.engine;
   o.witness = a.witness;
   try {
     Stopwatch sw;
@@ -441,7 +448,7 @@ std::optional<std::vector<Diagnostic>> check_streamed(SourceSet& src, const std:
   Trace t;
   if (!load_streamed(src, file, std::move(text), a, rc, keep, t, err)) return std::nullopt;
   Stopwatch sw;
-  CheckResult res = check_trace(t, a.rules, a.witness);
+  CheckResult res = check_trace(t, a.rules, a.witness, a.engine);
   if (a.stats)
     err << "stats: " << t.cmds.size() << " commands, " << t.host.size() << " host statements (streamed); engine+checkers "
         << sw.lap() << " s\n";
@@ -458,7 +465,7 @@ struct FileCheck {
   std::exception_ptr failed;  // what escaped it (rethrown on the main thread, in order)
 };
 
-void check_one(const std::string& file, const Args& a, FileCheck& fc) {
+void check_one(const std::string& file, const Args& a, FileCheck& fc) try {
   SourceSet& src = fc.src;
   int rc = 0;
   Stopwatch sw;
@@ -508,6 +515,9 @@ void check_one(const std::string& file, const Args& a, FileCheck& fc) {
   for (auto& d : *diags)
     if (d.severity == Severity::Error || (a.werror && d.severity == Severity::Warning)) fc.worst = std::max(fc.worst, 1);
   fc.diags = std::move(*diags);
+} catch (const EngineMismatch& m) {  // --engine checked
+  fc.err << fc.src.name(m.at.file) << ":" << m.at.line << ": internal error: " << m.what() << "\n";
+  fc.worst = 3;
 }
 
 // Moves a file's sources into `into` and renumbers the locations of its diagnostics to match.

@@ -11,8 +11,8 @@
 namespace qvet {
 
 
-Engine::Engine(const Trace& t, Overrides overrides)
-    : overrides_(std::move(overrides)), t_(t), p_(*t.program), nq_(t.program->queues.size()) {
+Engine::Engine(const Trace& t, Overrides overrides, EngineMode mode)
+    : overrides_(std::move(overrides)), mode_(mode), t_(t), p_(*t.program), nq_(t.program->queues.size()) {
   qs_.resize(nq_);
   for (uint32_t q = 0; q < nq_; ++q) {
     qs_[q].order = QueueOrder(queue_mode(p_, q));
@@ -1035,6 +1035,15 @@ void Engine::candidates(EventRef w, const WaitCond& cond, const Clock& start, bo
                         WaitResolution& r, Clock& learned) const {
   Scan sc{*this, w, cond, start, after_wait, writes_[cond.signal]};
   if (mixed(cond)) return mixed_candidates(sc, r, learned);
+  if (plain_rule(cond)) {
+    WaitAnswer a = plain(w, cond, start, after_wait);
+    r.candidates = std::move(a.candidates);
+    r.candidate_known = std::move(a.known);
+    r.initial_candidate = a.initial;
+    r.latest_known = a.latest_known;
+    learned = std::move(a.learned);
+    return;
+  }
   std::vector<uint32_t> agents;
   bool knows_none = false, knows_all = false, knows_some = false;
   // Many latest writes: a start that knows writes of the signal, but none of a writer that made a
@@ -1538,7 +1547,7 @@ void Engine::list_candidates(WaitResolution& r) const {
 bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned,
                      EngineObserver& obs, bool forced, bool* not_initial) {
   WaitResolution r{w, cond};
-  if (!forced && !mixed(cond) && resolve_unlisted(cond, start, r)) {
+  if (!forced && !mixed(cond) && mode_ != EngineMode::Plain && resolve_unlisted(cond, start, r)) {
     r.unlisted = true;
     r.listed_at = processed_order_[cond.signal].size();
     r.start = start;
@@ -1547,9 +1556,15 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
   } else {
     candidates(w, cond, start, false, r, learned);
     if (not_initial && !r.initial_candidate) return *not_initial = true, false;
-    if (!mixed(cond)) r.latest_known = latest_known_match(cond, start);  // (else mixed_candidates')
+    if (!mixed(cond) && mode_ != EngineMode::Plain) r.latest_known = latest_known_match(cond, start);  // (else mixed_candidates')
   }
   bool ok = r.unlisted || r.initial_candidate || r.count() > 0;
+  if (mode_ == EngineMode::Checked && !mixed(cond)) {
+    auto a = std::make_unique<WaitAnswer>(plain(w, cond, start, false));
+    if (!forced) check_learned(w, start, learned, *a);  // (a forced wait's, once settled)
+    plain_answers_.resize(resolutions_.size() + 1);
+    plain_answers_.back() = std::move(a);
+  }
   if (ok && forced) resolve_forced(w, cond, start, r, learned);
   r.adds_ordering = ok && !learned.leq(start);
   // An earlier round's clock that adds to this round's: what its events' ends know in this round
@@ -1668,6 +1683,12 @@ void Engine::settle_forced(EngineObserver& obs) {
       r.unlisted_first = kNone;
     }
     f.next_initial = r.initial_candidate;
+    if (f.resolution < plain_answers_.size() && plain_answers_[f.resolution]) {  // Checked
+      WaitAnswer a = plain(f.wait, f.cond, f.start, true);
+      check_learned(f.wait, f.start, f.next_learned, a);
+      a.latest_known = plain_answers_[f.resolution]->latest_known;  // (as the wait resolved)
+      *plain_answers_[f.resolution] = std::move(a);
+    }
     obs.on_wait(r);
   }
 }
@@ -2763,6 +2784,63 @@ void Engine::run(EngineObserver& obs) {
   }
   settle_forced(obs);
   finish_counts();
+  if (mode_ == EngineMode::Checked) check_listed();
+}
+
+WaitAnswer Engine::plain(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait) const {
+  return plain_wait(t_, writes_[cond.signal], init_[cond.signal], {w, cond, &start, after_wait});
+}
+
+namespace {
+
+std::string where(const Trace& t, EventRef e) { return "line " + std::to_string(t.loc(e).line); }
+
+std::string listed(const Trace& t, const std::vector<SignalWrite>& ws, const std::vector<uint32_t>& cands,
+                   const std::vector<bool>& known, bool initial, uint32_t latest) {
+  std::string out = "candidates [";
+  for (size_t i = 0; i < cands.size(); ++i)
+    out += (i ? ", " : "") + where(t, ws[cands[i]].event) + (known[i] ? " known" : "");
+  out += "]";
+  if (initial) out += ", the initial value";
+  if (latest != kNone) out += ", latest known " + where(t, ws[latest].event);
+  return out;
+}
+
+}  // namespace
+
+// The end a wait reaches is start joined with what it learns: the two answers must reach the same.
+void Engine::check_learned(EventRef w, const Clock& start, const Clock& learned, const WaitAnswer& a) {
+  if (!mismatch_.empty()) return;
+  Clock mine = start, rule = start;
+  mine.join(learned);
+  rule.join(a.learned);
+  if (mine.leq(rule) && rule.leq(mine)) return;
+  const auto& ws = writes_[wait_cond(t_, w).signal];
+  mismatch_at_ = t_.loc(w);
+  mismatch_ = "the wait learns other ordering through the indexes than by the plain rule (" +
+              listed(t_, ws, a.candidates, a.known, a.initial, a.latest_known) + ")";
+}
+
+// Every resolution listed, entry by entry against the plain rule's answer. Where a chained
+// queue's scan reached its bound (a note says so), the indexed answer may be shorter: not compared.
+void Engine::check_listed() {
+  if (bound_reached_) return;
+  for (size_t id = 0; id < plain_answers_.size() && mismatch_.empty(); ++id) {
+    const EventRef w = resolutions_[id].wait;
+    if (!plain_answers_[id] || (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) != id) continue;  // (tried again later)
+    const WaitAnswer& a = *plain_answers_[id];
+    const WaitResolution& r = *resolution(w);
+    std::vector<uint32_t> cands;
+    std::vector<bool> known;
+    for (size_t i = 0; i < r.count(); ++i) cands.push_back(r.candidate(i)), known.push_back(r.known(i));
+    if (cands == a.candidates && known == a.known && r.initial_candidate == a.initial && r.latest_known == a.latest_known)
+      continue;
+    const auto& ws = writes_[r.cond.signal];
+    mismatch_at_ = t_.loc(r.wait);
+    mismatch_ = "the wait has " + listed(t_, ws, cands, known, r.initial_candidate, r.latest_known) +
+                " through the indexes, and " + listed(t_, ws, a.candidates, a.known, a.initial, a.latest_known) +
+                " by the plain rule";
+  }
 }
 
 }  // namespace qvet

@@ -40,29 +40,12 @@
 #include "model/meet_above.h"
 #include "model/profile.h"
 #include "model/queue_rules.h"
+#include "model/signal_log.h"
 #include "model/trace.h"
+#include "model/wait_rule.h"
 
 namespace qvet {
 
-
-// One write of a signal (a device `signal` at its end, or a host `signal`).
-struct SignalWrite {
-  EventRef event;
-  uint32_t agent;   // queue id, or kHostAgent
-  uint32_t signal;  // the signal it writes
-  uint64_t value;  // the word after the write; before it is processed, an upper bound of it
-  bool narrow = false;  // a 32-bit write: it replaces the low half and keeps the word's high half
-  bool processed = false;
-  bool follows_all_prev = false;  // once processed: every earlier write of its agent happens before it
-  std::shared_ptr<const Clock> end;  // what the write knows, itself included; set once processed
-  uint32_t pos = 0;  // its agent's place among the signal's writers (Engine's per-signal lists)
-  uint32_t rank = 0;  // once processed: its place in the signal's processing order
-  // Once processed, where its end knows few queues (`covered`): per other agent whose writes of
-  // the signal it knows, the last of them (indices into the signal's writes). Its end knows no
-  // other agent's write but these and the ones before them (Engine::unknown_writers).
-  bool covered = false;
-  std::vector<uint32_t> cover;
-};
 
 // What wait `w` of `t` (a device or host `wait`) waits for.
 WaitCond wait_cond(const Trace& t, EventRef w);
@@ -154,7 +137,7 @@ class Engine {
   using Overrides = std::map<uint64_t, Override>;  // key: event_key(wait)
   static uint64_t event_key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
 
-  explicit Engine(const Trace& t, Overrides overrides = {});
+  explicit Engine(const Trace& t, Overrides overrides = {}, EngineMode mode = EngineMode::Indexed);
   void run(EngineObserver& obs);
   // The least fixed point of the wait rule. When every agent is stuck on waits that each could be
   // released by a write already made or by one held back behind another of them, one of them is
@@ -205,6 +188,11 @@ class Engine {
   // later component is one finding.
   bool group_budget_reached() const { return group_budget_reached_; }
   static constexpr uint64_t kGroupBudget = 50'000'000, kGroupBudgetPerEvent = 1000;
+
+  // EngineMode::Checked: the first difference between a wait's resolution and the plain rule's
+  // answer (model/wait_rule.h), with both; empty where there was none.
+  const std::string& mismatch() const { return mismatch_; }
+  Loc mismatch_at() const { return mismatch_at_; }  // the wait's
 
   const Trace& trace() const { return t_; }
   bool ran(EventRef e) const { return e.host ? host_ran_[e.id] : cmd_ran_[e.id]; }
@@ -485,6 +473,17 @@ class Engine {
   std::vector<int> group_local_;  // deadlock_group's scratch
   void kill_agent(uint32_t agent, uint32_t deadlock, bool wake_all = true);  // wake_all: wake every parked queue
   void finish_counts();
+
+  // The plain rule (model/wait_rule.h): the whole rule in EngineMode::Plain; in Checked, its answer
+  // per resolution (compared once the run has listed them all, Engine::check_listed).
+  EngineMode mode_;
+  WaitAnswer plain(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait) const;
+  bool plain_rule(const WaitCond& cond) const { return mode_ == EngineMode::Plain && !mixed(cond); }
+  std::vector<std::unique_ptr<WaitAnswer>> plain_answers_;  // per resolution
+  void check_learned(EventRef w, const Clock& start, const Clock& learned, const WaitAnswer& a);
+  void check_listed();
+  std::string mismatch_;
+  Loc mismatch_at_;
 
   const Trace& t_;
   const Program& p_;

@@ -180,7 +180,7 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
       largest = std::max(largest, t.cmds.size() + t.host.size());
       size_t id = checked.size();
       checked.push_back(b);
-      for (auto& d : check_trace(t, o.rules, o.witness).diagnostics) {
+      for (auto& d : check_trace(t, o.rules, o.witness, o.engine).diagnostics) {
         auto key = std::make_tuple(d.rule, d.loc, d.related_loc());
         auto it = found.find(key);
         if (it == found.end()) found.emplace(key, std::make_pair(std::move(d), std::vector<size_t>{id}));

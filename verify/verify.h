@@ -16,12 +16,14 @@
 
 #include "core/diagnostic.h"
 #include "core/ir.h"
+#include "model/wait_rule.h"
 
 namespace qvet {
 
 struct VerifyOptions {
   std::vector<std::pair<std::string, i128>> fixed;  // --param bindings
   std::vector<std::string> rules;                   // empty: all
+  EngineMode engine = EngineMode::Indexed;  // --engine (model/wait_rule.h)
   size_t region_limit = 64;
   size_t max_atoms = 20;
   int unroll = 4;        // loop-bound params with many counts: their smallest value and this many more

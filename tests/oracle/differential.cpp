@@ -1,7 +1,7 @@
 // The differential test: random small programs checked by qvet (engine and checkers) and by the
 // oracle; their findings (rule, primary line, related line, the size of its group) must be identical.
 //
-//   qvet_differential [--seed S] [--count N] [--print] [--save DIR]
+//   qvet_differential [--seed S] [--count N] [--print] [--save DIR] [--engine plain|indexed|checked]
 //   qvet_differential --files FILE...     (param-free programs, e.g. the corpus)
 //
 // Program k uses seed S + k, so a failure reproduces with `--seed S+k --count 1 --print`.
@@ -46,15 +46,17 @@ int main(int argc, char** argv) {
   bool print = false;
   std::string save;
   std::vector<std::string> files;
+  EngineMode mode = EngineMode::Indexed;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "--count" && i + 1 < argc) count = std::stoull(argv[++i]);
     else if (a == "--print") print = true;
+    else if (a == "--engine" && i + 1 < argc && parse_engine_mode(argv[i + 1], mode)) ++i;
     else if (a == "--save" && i + 1 < argc) save = argv[++i];
     else if (a == "--files") files.assign(argv + i + 1, argv + argc), i = argc;
     else {
-      std::cerr << "usage: qvet_differential [--seed S] [--count N] [--print] [--save DIR]\n";
+      std::cerr << "usage: qvet_differential [--seed S] [--count N] [--print] [--save DIR] [--engine plain|indexed|checked]\n";
       return 2;
     }
   }
@@ -76,16 +78,18 @@ int main(int argc, char** argv) {
     } else {
       try {
         Trace t = elaborate(*r.program, bind_params(*r.program, {}));
-        mine = qvet_findings(check_trace(t).diagnostics);
+        mine = qvet_findings(check_trace(t, {}, false, mode).diagnostics);
         theirs = oracle::check(t);
       } catch (const InputError& e) {
-        error = input_diagnostic(e).message;
+        error = "input error (a generator bug): " + input_diagnostic(e).message;
+      } catch (const EngineMismatch& m) {
+        error = "line " + std::to_string(m.at.line) + ": " + m.what();
       }
     }
     bool ok = error.empty() && mine == theirs;
     if (print || !ok) {
       std::cout << "--- " << (files.empty() ? "seed " + std::to_string(seed + k) : name) << (ok ? " agrees" : " DISAGREES") << "\n";
-      if (!error.empty()) std::cout << "input error (a generator bug): " << error << "\n";
+      if (!error.empty()) std::cout << error << "\n";
       std::cout << "qvet:   " << join(mine) << "\noracle: " << join(theirs) << "\n";
       if (files.empty()) {  // a generated program: show it
         int n = 0;

@@ -1,0 +1,77 @@
+#include "model/wait_rule.h"
+
+#include <algorithm>
+
+namespace qvet {
+
+bool parse_engine_mode(const std::string& name, EngineMode& out) {
+  if (name == "plain") return out = EngineMode::Plain, true;
+  if (name == "indexed") return out = EngineMode::Indexed, true;
+  if (name == "checked") return out = EngineMode::Checked, true;
+  return false;
+}
+
+bool knows_event(const Trace& t, const Clock& k, EventRef e) {
+  return e.host ? k.knows_host(e.id) : k.knows(t.cmds[e.id].queue, t.cmds[e.id].index);
+}
+
+bool ordered_writer(const Trace& t, uint32_t agent) {
+  return agent == kHostAgent || queue_mode(*t.program, agent) != Mode::Chained;
+}
+
+WaitAnswer plain_wait(const Trace& t, const std::vector<SignalWrite>& ws, uint64_t initial, const WaitQuery& q) {
+  const WaitCond& c = q.cond;
+  const size_t n = ws.size();
+  // The writes that can matter: those that ran, less those after the wait's end where asked.
+  std::vector<uint8_t> live(n), known(n), meets(n);
+  for (size_t i = 0; i < n; ++i) {
+    live[i] = ws[i].processed && !(q.after_wait && knows_event(t, *ws[i].end, q.wait));
+    known[i] = live[i] && knows_event(t, *q.start, ws[i].event);
+    meets[i] = c.met_by(ws[i].value);
+  }
+  auto overwritten = [&](size_t i) {  // some d with i -> d -> start leaves a word below the threshold
+    for (size_t d = 0; d < n; ++d)
+      if (d != i && known[d] && !meets[d] && knows_event(t, *ws[d].end, ws[i].event)) return true;
+    return false;
+  };
+  WaitAnswer a;
+  a.initial = c.met_by(initial) && std::none_of(known.begin(), known.end(), [](uint8_t k) { return k; });
+  std::vector<uint32_t> found;
+  for (size_t i = 0; i < n; ++i)
+    if (live[i] && meets[i] && !overwritten(i)) found.push_back(uint32_t(i));
+
+  // Listed in writer order; an ordered writer's first known and first unknown candidate only.
+  auto order = [&](uint32_t i) {
+    const SignalWrite& w = ws[i];
+    uint32_t at = w.event.host ? w.event.id : t.cmds[w.event.id].index;
+    return uint64_t(w.pos) << 32 | (ordered_writer(t, w.agent) ? at : ~at);
+  };
+  std::stable_sort(found.begin(), found.end(), [&](uint32_t x, uint32_t y) { return order(x) < order(y); });
+  uint32_t agent = kNone;
+  bool known_taken = false, unknown_taken = false;
+  for (uint32_t i : found) {
+    if (ws[i].agent != agent) agent = ws[i].agent, known_taken = unknown_taken = false;
+    bool& taken = known[i] ? known_taken : unknown_taken;
+    if (ordered_writer(t, agent) && taken) continue;
+    taken = true;
+    a.candidates.push_back(i);
+    a.known.push_back(known[i]);
+  }
+
+  a.learned = Clock(&t);
+  for (size_t k = 0; k < a.candidates.size() && !a.initial; ++k) {
+    if (k == 0) a.learned = *ws[a.candidates[0]].end;
+    else a.learned.meet(*ws[a.candidates[k]].end);
+  }
+
+  // The latest known write that meets it and that no processed write follows.
+  for (size_t i = 0; i < n; ++i) {
+    if (!known[i] || !meets[i]) continue;
+    bool followed = false;
+    for (size_t x = 0; x < n && !followed; ++x) followed = x != i && ws[x].processed && knows_event(t, *ws[x].end, ws[i].event);
+    if (!followed && (a.latest_known == kNone || ws[i].rank > ws[a.latest_known].rank)) a.latest_known = uint32_t(i);
+  }
+  return a;
+}
+
+}  // namespace qvet

@@ -224,7 +224,6 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
   // rounds are bounded by the work they did (Engine::work, deterministic, unlike time): a
   // few seconds' worth at most, and a round far cheaper than that (a small program) may repeat
   // thousands of times. Reaching the bound is said in a note.
-  constexpr uint64_t kWorkBudget = 100'000'000;
   uint64_t work = 0;
   Engine::Overrides overrides;
   for (int round = 1;; ++round) {
@@ -240,7 +239,7 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     bool changed = false;
     overrides = engine->refine(changed);
     work += engine->work();
-    if ((changed && (round < 2 || work < kWorkBudget)) || fan.stopped()) continue;
+    if ((changed && (round < 2 || work < limits::kRoundWork)) || fan.stopped()) continue;
     for (auto& c : cs) c->finish();
     std::vector<Diagnostic> ds = sink.take();
     // semantics.md: an implementation bound never changes a verdict silently.
@@ -255,10 +254,10 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
            "its candidates, and so the findings, may be incomplete");
     if (engine->mixed_bound_reached())
       note("a signal with 32-bit writes and 64-bit writes of other high halves has more writes than qvet's bound (" +
-           std::to_string(Engine::kMaxMixedWrites) + ") for reading each 32-bit write with every word it may leave "
+           std::to_string(limits::kMaxMixedWrites) + ") for reading each 32-bit write with every word it may leave "
            "(docs/language-notes.md): each counts with one word, so the findings on its 64-bit waits may be incomplete");
     if (engine->group_bound_reached())
-      note("a deadlock held more stuck waits than qvet's bound (" + std::to_string(Engine::kMaxCycleGroup) +
+      note("a deadlock held more stuck waits than qvet's bound (" + std::to_string(limits::kMaxCycleGroup) +
            ") for telling its cycle from the waits blocked behind it (docs/language-notes.md): they are one finding");
     if (engine->group_budget_reached())
       note("telling deadlocks' cycles from the waits blocked behind them ran past qvet's budget (docs/language-notes.md): "

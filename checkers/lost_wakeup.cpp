@@ -63,7 +63,7 @@ class LostWakeupChecker : public Checker {
       WaitCond cond = wait_cond(c_.t, w);
       if (v >= 0 && v <= i128(cond.mask)) by_signal[cond.signal].push_back(w);  // else value-width's finding
     }
-    budget_ = kBudget + kBudgetPerEvent * (c_.t.cmds.size() + c_.t.host.size());
+    budget_ = limits::kLostWakeupBudget + limits::kLostWakeupBudgetPerEvent * (c_.t.cmds.size() + c_.t.host.size());
     for (auto& [s, ws] : by_signal) check_signal(s, ws);
     if (unchecked_) {  // semantics.md: an implementation bound never changes a verdict silently
       Diagnostic d{"input", Severity::Note, "", {}, {}, {}, {}, {}, {}};
@@ -104,7 +104,6 @@ class LostWakeupChecker : public Checker {
   // The check's budget, in clock questions (a wait asks a few per writer of writes it does not
   // know; thousands of such writers and waits would ask millions): past it, the waits left are
   // counted, and a note says so.
-  static constexpr uint64_t kBudget = uint64_t(1) << 25, kBudgetPerEvent = 256;
   uint64_t budget_ = 0, steps_ = 0, unchecked_ = 0;
   static constexpr size_t kCandidates = 4;
   std::unordered_map<uint64_t, std::vector<uint32_t>> candidates_;  // per wait (Engine::event_key)

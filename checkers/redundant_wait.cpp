@@ -13,9 +13,7 @@ class RedundantWaitChecker : public Checker {
 
   void on_wait(const WaitResolution& r) override {
     if (r.adds_ordering || !c_.threshold_fits(r)) return;
-    if (r.shared || r.chained_count > r.chained_known || r.tree) return;  // unordered candidates: stale-wait's business
-    for (bool known : r.candidate_known)
-      if (!known) return;
+    if (r.any_unknown()) return;  // unordered candidates: stale-wait's business
     Diagnostic d;
     d.set_rule(Rule::RedundantWait);
     d.loc = c_.loc(r.wait);

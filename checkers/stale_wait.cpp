@@ -15,12 +15,7 @@ class StaleWaitChecker : public Checker {
     if (!c_.threshold_fits(r)) return;
     // The older write: the latest write the wait knows that meets it (nothing follows it), else
     // the first known candidate; the newer: the first unknown candidate.
-    uint32_t older = r.latest_known, newer = kNone;
-    for (size_t i = 0; i < r.candidates.size(); ++i) {
-      if (r.candidate_known[i] && older == kNone) older = r.candidates[i];
-      if (!r.candidate_known[i] && newer == kNone) newer = r.candidates[i];
-    }
-    if (newer == kNone) newer = r.unlisted_first;  // the shared ones (or a tree's) are all unordered
+    uint32_t older = r.latest_known != kNone ? r.latest_known : r.first_known(), newer = r.first_unknown();
     if (newer == kNone || (older == kNone && !r.initial_candidate)) return;
     const auto& ws = c_.e.writes(r.cond.signal);
     const std::string& sname = c_.p.signals[r.cond.signal].name;

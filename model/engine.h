@@ -19,6 +19,7 @@
 // Checkers observe the run through EngineObserver; the simulator and the checkers read the
 // same rules, which live here and in model/profile.h only.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <bitset>
 #include <cstdint>
@@ -37,6 +38,7 @@
 #include "model/candidate_tree.h"
 #include "model/chain_index.h"
 #include "model/clock.h"
+#include "model/limits.h"
 #include "model/meet_above.h"
 #include "model/profile.h"
 #include "model/queue_rules.h"
@@ -106,7 +108,21 @@ struct WaitResolution {
   // it as the older write.
   uint32_t latest_known = kNone;
 
+  // What checkers ask of the candidates, whatever holds them (listed, shared, counted, a tree).
   size_t count() const { return candidates.size() + (shared ? shared_count : 0) + chained_count; }
+  // Some candidate does not happen before the wait starts.
+  bool any_unknown() const {
+    return shared || chained_count > chained_known || tree || std::find(candidate_known.begin(), candidate_known.end(), false) != candidate_known.end();
+  }
+  // The first listed candidate the start knows, and the first it does not (else the first of
+  // those not listed, all unknown); kNone where there is none.
+  uint32_t first_known() const { return first_listed(true); }
+  uint32_t first_unknown() const { return first_listed(false) != kNone ? first_listed(false) : unlisted_first; }
+  uint32_t first_listed(bool known) const {
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (candidate_known[i] == known) return candidates[i];
+    return kNone;
+  }
   // candidate(i) reads `candidates` and `shared`: a chained count is listed first (Engine::resolution).
   uint32_t candidate(size_t i) const { return i < candidates.size() ? candidates[i] : (*shared)[i - candidates.size()]; }
   bool known(size_t i) const { return i < candidates.size() && candidate_known[i]; }
@@ -167,27 +183,24 @@ class Engine {
       for (const AgentWrites& aw : agents) n += aw.chain ? aw.chain->meets() : 0;
     return n;
   }
-  // Whether an implementation bound (kMaxChainedScan, kMaxChainedCandidates: a wait that knows
+  // Whether an implementation bound (limits::kMaxChainedScan, limits::kMaxChainedCandidates: a wait that knows
   // some write of its signal, on a chained queue read write by write, which no profile's writes
   // are past kChainDirect of: a write width no profile has) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
   // Whether a deadlock's component was too large to tell its cycle from the waits behind it
-  // (kMaxCycleGroup): then it is one finding.
+  // (limits::kMaxCycleGroup): then it is one finding.
   bool group_bound_reached() const { return group_bound_reached_; }
   // Whether a 64-bit wait is on a signal whose 32-bit writes may keep different high halves and
-  // that has more than kMaxMixedWrites writes: its 32-bit writes count with one word each (the
+  // that has more than limits::kMaxMixedWrites writes: its 32-bit writes count with one word each (the
   // high half of the latest writes ordered before them), not with every word they may leave.
   bool mixed_bound_reached() const { return mixed_bound_reached_; }
   // Whether the 64-bit waits on `signal` read its 32-bit writes with every word they may leave
-  // (its 32-bit writes may keep different high halves; within kMaxMixedWrites).
+  // (its 32-bit writes may keep different high halves; within limits::kMaxMixedWrites).
   bool reads_every_word(uint32_t signal) const { return mixed_[signal]; }
-  static constexpr size_t kMaxMixedWrites = 128;
-  static constexpr size_t kMaxCycleGroup = 512;
-  // Whether the deadlock analysis as a whole ran past its budget (kGroupBudget plus
-  // kGroupBudgetPerEvent per command and host statement, in steps of Engine::work): then each
+  // Whether the deadlock analysis as a whole ran past its budget (limits::kGroupBudget plus
+  // limits::kGroupBudgetPerEvent per command and host statement, in steps of Engine::work): then each
   // later component is one finding.
   bool group_budget_reached() const { return group_budget_reached_; }
-  static constexpr uint64_t kGroupBudget = 50'000'000, kGroupBudgetPerEvent = 1000;
 
   // EngineMode::Checked: the first difference between a wait's resolution and the plain rule's
   // answer (model/wait_rule.h), with both; empty where there was none.
@@ -670,7 +683,6 @@ class Engine {
   bool knows_any_write(const Clock& k, uint32_t signal, const AgentWrites& aw, size_t n = kNone) const;
   // Chained queues: how far back a wait looks for candidates, and how many it keeps
   // (docs/language-notes.md).
-  static constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
   // A wait's known candidates on one chained queue read through its ChainIndex listed one by one,
   // from the latest; the others are left to spans (WaitResolution::ChainSpan::known).
   static constexpr size_t kMaxListedKnown = 1024;
@@ -688,7 +700,7 @@ class Engine {
   std::vector<std::vector<uint32_t>> processed_order_;  // per signal: writes in processing order
   std::vector<bool> uniform_high_;  // per signal: every write so far has the initial value's high half
   // A signal with 32-bit writes whose 64-bit writes and initial value do not share one high half
-  // (and at most kMaxMixedWrites writes): a 32-bit write may leave several words, which depend on
+  // (and at most limits::kMaxMixedWrites writes): a 32-bit write may leave several words, which depend on
   // the wait that reads it, so its 64-bit waits are read plainly (mixed_candidates), not through
   // the fast paths and indices, which read one word per write. Its 32-bit waits are not affected.
   std::vector<uint8_t> mixed_;
@@ -699,7 +711,7 @@ class Engine {
   bool indexed(const WaitCond& c) const { return (c.mask == ~uint64_t(0) && !mixed_[c.signal]) || c.narrow(); }
   // Per mixed signal, by place in processed_order_: the writes that happen before (after) each.
   struct MixedOrder {
-    std::vector<std::bitset<kMaxMixedWrites>> before, after;
+    std::vector<std::bitset<limits::kMaxMixedWrites>> before, after;
   };
   mutable std::vector<MixedOrder> mixed_order_;
   void mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned) const;

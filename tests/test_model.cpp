@@ -633,8 +633,8 @@ TEST_CASE("engine: a 32-bit write counts with every word it may leave where the 
     auto noted = [](const qvet::test::Checked& c) {
       return std::any_of(c.diags.begin(), c.diags.end(), [](auto& d) { return d.message.find("every word it may leave") != std::string::npos; });
     };
-    CHECK(!noted(*check(program(int(qvet::Engine::kMaxMixedWrites) - 1))));
-    CHECK(noted(*check(program(int(qvet::Engine::kMaxMixedWrites)))));
+    CHECK(!noted(*check(program(int(qvet::limits::kMaxMixedWrites) - 1))));
+    CHECK(noted(*check(program(int(qvet::limits::kMaxMixedWrites)))));
   }
 }
 
@@ -1233,14 +1233,14 @@ TEST_CASE("model: readers that take turns on one signal and wait on others writt
 
 TEST_CASE("model: a deadlock's cycle is told from the waits behind it, up to a bound that a note reports") {
   // Every queue waits for any other's write of s: no wait ends before another, so the whole
-  // component is one finding; above Engine::kMaxCycleGroup stuck waits, without the analysis.
+  // component is one finding; above qvet::limits::kMaxCycleGroup stuck waits, without the analysis.
   auto all_wait = [](size_t k) {
     std::string p = "device g strict\nsignal s on host = 0\n";
     for (size_t q = 0; q < k; ++q) p += "queue q" + std::to_string(q) + " on g compute\n";
     for (size_t q = 0; q < k; ++q) p += "submit q" + std::to_string(q) + " {\n  wait s >= 1\n  signal s = 1\n}\n";
     return p;
   };
-  for (size_t k : {size_t(300), qvet::Engine::kMaxCycleGroup + 1}) {
+  for (size_t k : {size_t(300), qvet::limits::kMaxCycleGroup + 1}) {
     auto c = check(all_wait(k));
     REQUIRE(!c->input_error);
     size_t deadlocks = 0;
@@ -1250,7 +1250,7 @@ TEST_CASE("model: a deadlock's cycle is told from the waits behind it, up to a b
       note |= d.rule == "input" && d.message.find("telling its cycle") != std::string::npos;
     }
     CHECK(deadlocks == 1);
-    CHECK(note == (k > qvet::Engine::kMaxCycleGroup));
+    CHECK(note == (k > qvet::limits::kMaxCycleGroup));
   }
 }
 

@@ -1,0 +1,109 @@
+/* libqvet: check GPU queue programs from inside a runtime (docs/api.md).
+ *
+ * A program is built from .hcq text (qvet_program_parse, JSON too) or line by line
+ * (qvet_program_add: one statement, or one line of a `submit` block, with a caller's tag such as
+ * "hcq2.py:311" that diagnostics on that line cite). qvet_check verifies it against the device
+ * semantics exactly as `qvet check` does (every rule, every admissible param value) and returns a
+ * result whose diagnostics are read through accessors or as the CLI's JSON.
+ *
+ * Errors are values: a call that fails returns a status other than QVET_OK, and
+ * qvet_program_error / qvet_result_error say why, naming the statement and its tag. Nothing
+ * aborts, nothing throws across this interface, and the library never writes to standard output
+ * or standard error.
+ *
+ * Ownership: every pointer returned is owned by the object it came from (a program or a result)
+ * and stays valid until that object is freed; strings are NUL-terminated UTF-8. Free each
+ * program with qvet_program_free and each result with qvet_result_free (both accept NULL).
+ *
+ * Thread safety: independent programs and results may be used on different threads at once;
+ * one program or result must not be used by two threads at the same time.
+ *
+ * Version: QVET_ABI changes when a declaration here changes incompatibly; qvet_abi() is the
+ * library's. Symbols not declared here are hidden. */
+#ifndef QVET_QVET_H
+#define QVET_QVET_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define QVET_API __attribute__((visibility("default")))
+#else
+#define QVET_API
+#endif
+
+#define QVET_ABI 1
+
+typedef enum qvet_status {
+  QVET_OK = 0,
+  QVET_INVALID_INPUT = 2, /* the program breaks a rule of the language (the CLI's exit 2) */
+  QVET_INTERNAL = 3,      /* qvet failed (out of memory, a bug): the CLI's exit 3 */
+  QVET_BAD_CALL = 5       /* a null pointer, a call on a finished object, a bad option */
+} qvet_status;
+
+typedef enum qvet_severity { QVET_ERROR = 0, QVET_WARNING = 1, QVET_NOTE = 2 } qvet_severity;
+
+typedef struct qvet_program qvet_program;
+typedef struct qvet_options qvet_options;
+typedef struct qvet_result qvet_result;
+
+QVET_API const char* qvet_version(void); /* "0.1.0" */
+QVET_API int qvet_abi(void);             /* QVET_ABI of the library */
+
+/* Programs. `name` is the file name diagnostics cite (NULL: "<program>"). */
+QVET_API qvet_program* qvet_program_new(const char* name); /* NULL only when out of memory */
+QVET_API void qvet_program_free(qvet_program* p);
+/* Replaces the program with `text` (.hcq, or JSON when it starts with '{'), read at once: QVET_OK,
+ * or QVET_INVALID_INPUT with the error at its file:line:col in qvet_program_error. */
+QVET_API qvet_status qvet_program_parse(qvet_program* p, const char* text, size_t length);
+/* Appends one line of .hcq (a statement, a `submit Q {` opening, one command, a closing `}`).
+ * `tag` (may be NULL) is cited by diagnostics and errors on that line. The program is read as a
+ * whole by qvet_check, which reports a line that breaks a rule with its tag. */
+QVET_API qvet_status qvet_program_add(qvet_program* p, const char* line, const char* tag);
+/* The last error of a call on `p` ("" when none). */
+QVET_API const char* qvet_program_error(const qvet_program* p);
+
+/* Options of a check; defaults as `qvet check`. */
+QVET_API qvet_options* qvet_options_new(void);
+QVET_API void qvet_options_free(qvet_options* o);
+/* Only these rules, comma separated (as --rules; "none": the ordering engine alone). */
+QVET_API qvet_status qvet_options_set_rules(qvet_options* o, const char* rules);
+/* Binds a param to a decimal value (as --param NAME=VALUE). */
+QVET_API qvet_status qvet_options_set_param(qvet_options* o, const char* name, const char* value);
+QVET_API qvet_status qvet_options_set_werror(qvet_options* o, int werror); /* warnings count as errors */
+QVET_API qvet_status qvet_options_set_witness(qvet_options* o, int witness); /* races carry a schedule */
+
+/* Checks `p` (options may be NULL). Never NULL but when out of memory; its status says whether
+ * the check ran (QVET_OK) or why not (qvet_result_error). */
+QVET_API qvet_result* qvet_check(const qvet_program* p, const qvet_options* o);
+QVET_API void qvet_result_free(qvet_result* r);
+QVET_API qvet_status qvet_result_status(const qvet_result* r);
+QVET_API const char* qvet_result_error(const qvet_result* r);
+/* What `qvet check` would exit with: 0 clean, 1 errors (or warnings with werror), 2, 3. */
+QVET_API int qvet_result_exit_code(const qvet_result* r);
+/* The diagnostics as `qvet check --format json` prints them. */
+QVET_API const char* qvet_result_json(const qvet_result* r);
+
+/* Diagnostic i of r, 0 <= i < qvet_result_count(r), in the CLI's order. Out of range: NULL, 0. */
+QVET_API size_t qvet_result_count(const qvet_result* r);
+QVET_API const char* qvet_diag_rule(const qvet_result* r, size_t i); /* "race", "deadlock", ... */
+QVET_API qvet_severity qvet_diag_severity(const qvet_result* r, size_t i);
+QVET_API const char* qvet_diag_message(const qvet_result* r, size_t i);
+QVET_API unsigned qvet_diag_line(const qvet_result* r, size_t i);         /* 0: no line */
+QVET_API unsigned qvet_diag_related_line(const qvet_result* r, size_t i); /* 0: none */
+/* The tag of its line or of its related line (qvet_program_add), NULL when it has none. */
+QVET_API const char* qvet_diag_tag(const qvet_result* r, size_t i);
+QVET_API const char* qvet_diag_related_tag(const qvet_result* r, size_t i);
+QVET_API size_t qvet_diag_note_count(const qvet_result* r, size_t i);
+QVET_API const char* qvet_diag_note(const qvet_result* r, size_t i, size_t k);
+QVET_API size_t qvet_diag_fix_count(const qvet_result* r, size_t i);
+QVET_API const char* qvet_diag_fix(const qvet_result* r, size_t i, size_t k); /* what the fix does */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QVET_QVET_H */

@@ -1,0 +1,120 @@
+/* libqvet's C interface as a C99 caller sees it: a program built line by line with tags, the
+ * findings read through the accessors, and every bad call answered with a status and a message,
+ * never a crash. Run by CTest (api/c), also in the sanitizer build. */
+#include <stdio.h>
+#include <string.h>
+
+#include <qvet/qvet.h>
+
+static int failures = 0;
+#define CHECK(c)                                                     \
+  do {                                                               \
+    if (!(c)) {                                                      \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
+      ++failures;                                                    \
+    }                                                                \
+  } while (0)
+
+static qvet_program* racy(void) {
+  qvet_program* p = qvet_program_new("racy.hcq");
+  CHECK(qvet_program_add(p, "device g nv", "setup.py:1") == QVET_OK);
+  CHECK(qvet_program_add(p, "buffer a on g 4096", "setup.py:2") == QVET_OK);
+  CHECK(qvet_program_add(p, "queue c0 on g compute", "setup.py:3") == QVET_OK);
+  CHECK(qvet_program_add(p, "submit c0 {", "run.py:10") == QVET_OK);
+  CHECK(qvet_program_add(p, "  exec k writes a", "run.py:11") == QVET_OK);
+  CHECK(qvet_program_add(p, "}", "run.py:10") == QVET_OK);
+  CHECK(qvet_program_add(p, "read a", "run.py:12") == QVET_OK);
+  return p;
+}
+
+int main(void) {
+  CHECK(qvet_abi() == QVET_ABI);
+  CHECK(strlen(qvet_version()) > 0);
+
+  /* A race, found with the tags of both lines. */
+  qvet_program* p = racy();
+  qvet_result* r = qvet_check(p, NULL);
+  CHECK(qvet_result_status(r) == QVET_OK);
+  CHECK(qvet_result_exit_code(r) == 1);
+  CHECK(qvet_result_count(r) == 1);
+  CHECK(strcmp(qvet_diag_rule(r, 0), "race") == 0);
+  CHECK(qvet_diag_severity(r, 0) == QVET_ERROR);
+  CHECK(qvet_diag_line(r, 0) == 7 && qvet_diag_related_line(r, 0) == 5);
+  CHECK(qvet_diag_tag(r, 0) && strcmp(qvet_diag_tag(r, 0), "run.py:12") == 0);
+  CHECK(qvet_diag_related_tag(r, 0) && strcmp(qvet_diag_related_tag(r, 0), "run.py:11") == 0);
+  CHECK(qvet_diag_fix_count(r, 0) >= 1 && strlen(qvet_diag_fix(r, 0, 0)) > 0);
+  CHECK(strstr(qvet_result_json(r), "\"rule\": \"race\"") || strstr(qvet_result_json(r), "\"rule\":\"race\""));
+  /* Out of range: NULL and 0, no crash. */
+  CHECK(qvet_diag_rule(r, 1) == NULL && qvet_diag_message(r, 99) == NULL && qvet_diag_line(r, 1) == 0);
+  CHECK(qvet_diag_note(r, 0, 1000) == NULL && qvet_diag_fix(r, 0, 1000) == NULL && qvet_diag_tag(r, 5) == NULL);
+  qvet_result_free(r);
+
+  /* The fix, added: clean. Options: one rule at a time. */
+  CHECK(qvet_program_add(p, "# (the host waits before reading, below)", NULL) == QVET_OK);
+  qvet_program_free(p);
+  p = qvet_program_new("fixed.hcq");
+  const char* fixed =
+      "device g nv\nbuffer a on g 4096\nsignal s on host = 0\nqueue c0 on g compute\n"
+      "submit c0 {\n  exec k writes a\n  signal s = 1\n}\nwait s >= 1\nread a\n";
+  CHECK(qvet_program_parse(p, fixed, strlen(fixed)) == QVET_OK);
+  qvet_options* o = qvet_options_new();
+  CHECK(qvet_options_set_rules(o, "race,deadlock") == QVET_OK);
+  r = qvet_check(p, o);
+  CHECK(qvet_result_status(r) == QVET_OK && qvet_result_count(r) == 0 && qvet_result_exit_code(r) == 0);
+  qvet_result_free(r);
+
+  /* Bad input: the error names the line and its tag. */
+  CHECK(qvet_program_add(p, "exec k reads nosuch", "run.py:40") == QVET_OK);  /* (read whole at check) */
+  r = qvet_check(p, o);
+  CHECK(qvet_result_status(r) == QVET_INVALID_INPUT && qvet_result_exit_code(r) == 2);
+  CHECK(strstr(qvet_result_error(r), "fixed.hcq:11") != NULL);
+  CHECK(strstr(qvet_result_error(r), "run.py:40") != NULL);
+  qvet_result_free(r);
+  qvet_program_free(p);
+
+  /* Unknown names, ranges out of bounds, a free of what is not live, values past 2^64. */
+  const char* bad[] = {
+      "device g nv\nqueue c0 on h compute\n",
+      "device g nv\nbuffer a on g 64\nqueue c0 on g compute\nsubmit c0 {\n  exec k reads a[0:128]\n}\n",
+      "device g nv\nbuffer a on g 64\nfree a\nfree a\n",
+      "device g nv\nsignal s on host = 18446744073709551616\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    /* Read at once by parse, or (a lifetime rule, which elaboration checks) by check. */
+    p = qvet_program_new(NULL);
+    if (qvet_program_parse(p, bad[i], strlen(bad[i])) == QVET_OK) {
+      r = qvet_check(p, NULL);
+      CHECK(qvet_result_status(r) == QVET_INVALID_INPUT);
+      CHECK(strstr(qvet_result_error(r), "<program>:") != NULL);
+      qvet_result_free(r);
+    } else {
+      CHECK(strstr(qvet_program_error(p), "<program>:") != NULL);
+    }
+    qvet_program_free(p);
+  }
+
+  /* Null pointers and bad options: a status, never a crash. */
+  CHECK(qvet_program_parse(NULL, "x", 1) == QVET_BAD_CALL);
+  CHECK(qvet_program_add(NULL, "x", NULL) == QVET_BAD_CALL);
+  p = qvet_program_new(NULL);
+  CHECK(qvet_program_add(p, NULL, NULL) == QVET_BAD_CALL && strlen(qvet_program_error(p)) > 0);
+  CHECK(qvet_program_add(p, "device g nv\nbuffer a on g 64", NULL) == QVET_BAD_CALL);
+  CHECK(qvet_program_parse(p, NULL, 5) == QVET_BAD_CALL);
+  CHECK(qvet_options_set_rules(o, "nosuchrule") == QVET_BAD_CALL);
+  CHECK(qvet_options_set_rules(NULL, "race") == QVET_BAD_CALL);
+  CHECK(qvet_options_set_param(o, "n", "twelve") == QVET_BAD_CALL);
+  CHECK(qvet_options_set_param(o, NULL, "1") == QVET_BAD_CALL);
+  r = qvet_check(NULL, o);
+  CHECK(qvet_result_status(r) == QVET_BAD_CALL && qvet_result_exit_code(r) == 3);
+  qvet_result_free(r);
+  CHECK(qvet_result_status(NULL) == QVET_BAD_CALL && qvet_result_count(NULL) == 0 && qvet_diag_rule(NULL, 0) == NULL);
+  qvet_result_free(NULL);
+  qvet_program_free(NULL);
+  qvet_options_free(NULL);
+  qvet_options_free(o);
+  qvet_program_free(p);
+
+  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+  else printf("api/c: all checks passed\n");
+  return failures ? 1 : 0;
+}

@@ -589,7 +589,8 @@ std::string generate_program(const GenOptions& o, std::vector<uint64_t>* bug_lin
       std::string n = "q" + std::to_string(d) + "_" + std::to_string(k);
       qs.push_back({n, "tl_" + n, "out_" + n, d, copy});
     }
-  uint64_t batch_cmds = uint64_t(std::max(2, o.sync_every));
+  // A batch is at most the whole program (--commands bounds it whatever --sync-every says).
+  uint64_t batch_cmds = std::max<uint64_t>(2, std::min<uint64_t>(uint64_t(o.sync_every), o.commands));
   uint64_t batches = std::max<uint64_t>(1, o.commands / batch_cmds);
   uint64_t per_queue = batches / qs.size() + 2;
   constexpr uint64_t kSlot = 256;

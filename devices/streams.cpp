@@ -1,5 +1,7 @@
 #include "devices/streams.h"
 
+#include <algorithm>
+
 #include "core/expr.h"
 #include "core/input_error.h"
 #include "devices/amd/pm4.h"
@@ -63,14 +65,31 @@ const StreamBinding::Region* BindingIndex::region_holding(uint64_t addr, uint64_
   return r && addr - r->addr <= r->bytes.size() && r->bytes.size() - (addr - r->addr) >= n ? r : nullptr;
 }
 
-std::string BindingIndex::kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what) const {
-  if (k.args.empty()) return "";
+void BindingIndex::overlapping(uint64_t addr, uint64_t n, std::string& list) const {
+  if (n == 0) return;
+  const uint64_t end = n > UINT64_MAX - addr ? UINT64_MAX : addr + n;
+  auto it = buffers_.upper_bound(addr);
+  if (it != buffers_.begin()) --it;
+  for (; it != buffers_.end() && it->first < end; ++it) {
+    const StreamBinding::Placed* b = it->second;
+    const uint64_t b_end = b->size > UINT64_MAX - b->addr ? UINT64_MAX : b->addr + b->size;
+    if (b_end <= addr) continue;
+    list += (list.empty() ? "" : ", ") + b->name + "[" + format_hex(std::max(addr, b->addr) - b->addr) + ":" +
+            format_hex(std::min(end, b_end) - b->addr) + "]";
+  }
+}
+
+std::string BindingIndex::kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what,
+                                        const std::vector<std::pair<uint64_t, uint64_t>>& also_read) const {
+  std::string reads, writes;
+  for (auto [addr, n] : also_read) overlapping(addr, n, reads);
+  if (k.args.empty()) return reads.empty() ? "" : " reads " + reads;
   uint64_t n = k.args.size() * 8;
   const StreamBinding::Region* r = n > UINT64_MAX - args ? nullptr : region_holding(args, n);
   if (!r)
     throw InputError{at, what + ": the " + std::to_string(n) + " bytes of " + k.name + "'s arguments at " + format_hex(args) +
                              " lie in no region ('region NAME at ADDR file \"FILE\"')"};
-  std::string reads, writes;
+  overlapping(args, n, reads);
   for (size_t a = 0; a < k.args.size(); ++a) {
     const StreamBinding::KernelArg& arg = k.args[a];
     if (arg.role == StreamBinding::Arg::Value) continue;

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,7 +111,11 @@ class BindingIndex {
   // `args` (a region's bytes): each pointer resolves to the buffer containing it, accessed for
   // the argument's extent or to the buffer's end. Throws InputError at `at` (message prefixed by
   // `what`) for arguments in no region or a pointer in no buffer.
-  std::string kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what) const;
+  // The exec also reads the memory of its arguments and each block of `also_read` (NVIDIA: its
+  // QMD) over its run: every buffer that overlaps them is read (a buffer declared over argument
+  // memory is how a program names it; a host that rewrites it while the exec may run is a race).
+  std::string kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what,
+                            const std::vector<std::pair<uint64_t, uint64_t>>& also_read = {}) const;
   // The bytes of an indirect buffer at [addr, addr + n) and where they lie (the region's file and
   // the dword they start at, so that Locs count from the file's start). Throws InputError at `at`
   // when no region holds them or they are not dword-aligned in it.
@@ -120,6 +125,8 @@ class BindingIndex {
     uint64_t first_dword;
   };
   Indirect indirect(uint64_t addr, uint64_t n, const Loc& at, const std::string& what) const;
+  // Appends "name[lo:hi]" to `list` (comma separated) for each buffer overlapping [addr, addr + n).
+  void overlapping(uint64_t addr, uint64_t n, std::string& list) const;
 
  private:
   std::map<uint64_t, const StreamBinding::Placed*> signals_, buffers_;

@@ -161,4 +161,21 @@ usage check - -; grep -q "standard input ('-') can be read once" err || fail "ch
 usage sim --trace= "$ex"; grep -q -- "--trace needs a file name" err || fail "sim --trace=: $(cat err)"
 usage sim --timeline= "$ex"; grep -q -- "--timeline needs a file name" err || fail "sim --timeline=: $(cat err)"
 
+# A program or witness that is not text (/dev/zero, a binary file): refused at its first NUL byte,
+# at once (reading stops there), not after reading 2 GiB.
+for args in "check /dev/zero" "sim --policy witness --witness=/dev/zero $ex"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$qvet" $args >/dev/null 2>err; rc=$?
+  [ $rc = 2 ] || fail "qvet $args: exit $rc, want 2: $(cat err)"
+done
+"$qvet" check /dev/zero 2>&1 | grep -q "^/dev/zero:1:1: error" || fail "check /dev/zero: $("$qvet" check /dev/zero 2>&1)"
+
+# gen keeps to --commands whatever --sync-every says; 160,000 distinct kernel names load at once.
+"$qvet" gen --sync-every 1000000 --commands 100 -o gen100.hcq
+n=$(grep -c '^  \(exec\|copy\|wait\|signal\|memory_barrier\)' gen100.hcq)
+[ "$n" -le 110 ] || fail "gen --sync-every 1000000 --commands 100 wrote $n commands"
+{ echo "device g nv"; echo "buffer a on g 64"; echo "queue c on g compute"; echo "submit c {"
+  awk 'BEGIN { for (i = 0; i < 160000; i++) print "  exec k" i " reads a" }'; echo "}"; } >kernels.hcq
+timeout 120 "$qvet" check --rules none kernels.hcq >/dev/null 2>err || fail "160,000 kernel names: exit $?: $(head -3 err)"
+
 echo "hostile io ok"

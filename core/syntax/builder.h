@@ -134,6 +134,7 @@ class ProgramBuilder {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, NameRef, NameHash, std::equal_to<>> names_;
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> kernel_ids_;  // p_.kernels' places
   std::vector<std::pair<std::string, uint32_t>> scope_;  // loop variables and list parameters
   CommandList open_list_;                                  // between begin_list and end_list
   size_t list_scope_ = 0;                                  // scope_ size where it began

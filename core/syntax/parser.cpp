@@ -367,6 +367,9 @@ class Parser {
   // [addr, addr + size) for `name`, unless it passes 2^64 or overlaps an earlier claim in `m`.
   void claim(std::map<uint64_t, Claim>& m, uint64_t addr, uint64_t size, const std::string& name, const Loc& l) {
     if (size > UINT64_MAX - addr) fail(l, "'" + name + "' at " + format_hex(addr) + " would end past 2^64");
+    // An empty range claims nothing: kept, it would take its address's key, and a later claim
+    // there (and every overlap with that one) would go unchecked.
+    if (size == 0) return;
     auto next = m.lower_bound(addr);
     for (auto it : {next, next == m.begin() ? m.end() : std::prev(next)})
       if (it != m.end() && addr < it->second.end && it->first < addr + size)
@@ -610,8 +613,10 @@ namespace {
 
 constexpr size_t kMaxInputBytes = size_t(2) << 30;  // an implementation limit (docs/language-notes.md)
 
-// Reads `fd` to its end; false with errno set (EFBIG past `max_bytes`).
-bool read_all(int fd, std::string& text, size_t max_bytes) {
+// Reads `fd` to its end; false with errno set (EFBIG past `max_bytes`). Where `text_only` (a
+// program or a witness is text), reading stops after the first NUL byte: its reader reports it
+// at its line, and /dev/zero or a binary file costs one read, not 2 GiB.
+bool read_all(int fd, std::string& text, size_t max_bytes, bool text_only = false) {
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return errno = EISDIR, false;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) text.reserve(std::min(size_t(st.st_size), max_bytes));
@@ -622,6 +627,10 @@ bool read_all(int fd, std::string& text, size_t max_bytes) {
     if (n < 0) return false;
     if (n == 0) return true;
     if (text.size() + size_t(n) > max_bytes) return errno = EFBIG, false;
+    if (const void* nul = text_only ? std::memchr(buf, 0, size_t(n)) : nullptr) {
+      text.append(buf, size_t(static_cast<const char*>(nul) - buf) + 1);
+      return true;
+    }
     text.append(buf, size_t(n));
   }
 }
@@ -635,7 +644,7 @@ bool read_file(const std::string& path, std::string& text, std::string* error) {
     if (error) *error = std::string("cannot open file: ") + std::strerror(errno);
     return false;
   }
-  bool ok = read_all(fd, text, kMaxInputBytes);
+  bool ok = read_all(fd, text, kMaxInputBytes, true);
   int err = errno;
   if (fd != 0) ::close(fd);
   if (!ok && error)

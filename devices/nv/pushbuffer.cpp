@@ -423,12 +423,15 @@ class Decoder {
     uint64_t code = g(L->prog_hi) << 32 | g(L->prog_lo);
     const StreamBinding::Kernel* k = index_.kernel_at(code);
     if (!k) fail(at, ctx + ": " + qw + " runs code at " + format_hex(code) + ", no kernel's ('kernel NAME at " + format_hex(code) + " args(...)')");
-    std::string access;
+    uint64_t cb = 0;
     if (!k->args.empty()) {
       if (!g(L->cb0_valid)) fail(at, ctx + ": " + qw + " has no valid constant buffer 0, where " + k->name + "'s arguments lie");
-      uint64_t cb = (g(L->cb0_addr_hi) << 32 | g(L->cb0_addr_lo)) << L->cb0_shift;
-      access = index_.kernel_access(*k, cb + kParamOffset, at, ctx + ": " + qw + " (arguments at constant buffer 0 + " + format_hex(kParamOffset) + ")");
+      cb = (g(L->cb0_addr_hi) << 32 | g(L->cb0_addr_lo)) << L->cb0_shift;
     }
+    // The launch reads its QMD and its arguments over its run (docs/encoded.md).
+    std::string access = index_.kernel_access(*k, cb + kParamOffset, at,
+                                              ctx + ": " + qw + " (arguments at constant buffer 0 + " + format_hex(kParamOffset) + ")",
+                                              {{addr, L->bytes}});
     emit(eloc.valid() ? eloc : ql, "exec " + k->name + access);
     last_exec_ = eloc.valid() ? eloc : ql;
     after_exec_ = true;

@@ -332,9 +332,9 @@ Args parse_args(int argc, char** argv, int start) {
 }
 
 // Writes a file the user named (-o, --witness=FILE); what was there survives any failure.
-bool write_output(const std::string& path, std::string_view data) {
+bool write_output(const std::string& path, std::string_view data, bool replaces_input = false) {
   std::string error;
-  if (write_file_atomic(path, data, error)) return true;
+  if (write_file_atomic(path, data, error, replaces_input)) return true;
   std::cerr << "qvet: error: " << error << "\n";
   return false;
 }
@@ -689,7 +689,7 @@ int cmd_fix(const Args& a) {
   for (auto& d : r.unfixable)
     std::cerr << format_loc(d.loc, src) << ": cannot fix [" << d.rule << "]: " << d.message
               << (d.fixes.empty() ? "" : " (" + d.fixes[0].description + ")") << "\n";
-  if (!a.out.empty() && !write_output(a.out, r.fixed_text)) return 2;
+  if (!a.out.empty() && !write_output(a.out, r.fixed_text, true)) return 2;  // (-o FILE: repaired in place)
   size_t errors = 0;
   for (auto& d : r.after) errors += d.severity != Severity::Note;
   if (r.applied.empty() && r.clean) std::cerr << name << ": nothing to fix: the program checks clean\n";

@@ -10,6 +10,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <utility>
 
 namespace qvet {
 
@@ -93,7 +96,29 @@ void sync_directory(const std::string& dir) {
 
 }  // namespace
 
-bool write_file_atomic(const std::string& path, std::string_view data, std::string& error) {
+namespace {
+
+std::mutex inputs_mutex;
+std::set<std::pair<dev_t, ino_t>>& inputs() {
+  static std::set<std::pair<dev_t, ino_t>> s;
+  return s;
+}
+
+bool is_input(const struct stat& st) {
+  std::lock_guard<std::mutex> lock(inputs_mutex);
+  return inputs().count({st.st_dev, st.st_ino}) != 0;
+}
+
+}  // namespace
+
+void note_input_file(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  std::lock_guard<std::mutex> lock(inputs_mutex);
+  inputs().insert({st.st_dev, st.st_ino});
+}
+
+bool write_file_atomic(const std::string& path, std::string_view data, std::string& error, bool replaces_input) {
   std::signal(SIGXFSZ, SIG_IGN);  // past `ulimit -f`, write() then fails with EFBIG
   auto fail = [&](int err) {
     error = "cannot write '" + path + "': " + std::strerror(err);
@@ -104,6 +129,10 @@ bool write_file_atomic(const std::string& path, std::string_view data, std::stri
   struct stat old {};
   bool exists = ::stat(target.c_str(), &old) == 0;
   if (exists && S_ISDIR(old.st_mode)) return fail(EISDIR);
+  if (exists && S_ISREG(old.st_mode) && !replaces_input && is_input(old)) {
+    error = "cannot write '" + path + "': it is an input of this command, which an output never replaces";
+    return false;
+  }
   if (exists && !S_ISREG(old.st_mode)) return write_in_place(target, data) || fail(errno);
   std::string dir = directory_of(target), temp;
   int fd = create_temp_in(dir, temp);

@@ -12,6 +12,13 @@ namespace qvet {
 // /dev/null, a pipe) is written in place, since there is nothing on it to lose; a symbolic link
 // keeps pointing where it did and its target is replaced. The replaced file keeps its mode.
 // Ignores SIGXFSZ (once, for the process) so that a file-size limit is an error, not a crash.
-bool write_file_atomic(const std::string& path, std::string_view data, std::string& error);
+// Refuses (false, "cannot write 'PATH': it is an input of this command") to replace a file
+// that note_input_file recorded, however it is named, unless `replaces_input` (`fix -o FILE`
+// repairing FILE in place, which the user asks for by naming it).
+bool write_file_atomic(const std::string& path, std::string_view data, std::string& error, bool replaces_input = false);
+
+// Records the regular file open at `fd` as an input of this process (by device and inode), so
+// that no output can replace it. Thread-safe; files that are not regular are not recorded.
+void note_input_file(int fd);
 
 }  // namespace qvet

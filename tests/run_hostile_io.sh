@@ -170,6 +170,19 @@ for args in "check /dev/zero" "sim --policy witness --witness=/dev/zero $ex"; do
 done
 "$qvet" check /dev/zero 2>&1 | grep -q "^/dev/zero:1:1: error" || fail "check /dev/zero: $("$qvet" check /dev/zero 2>&1)"
 
+# No output replaces an input of the same command, however it is named (exit 2, input intact).
+mkdir -p same && cp "$ex" same/prog.mem && cp "$ex" same/p.hcq
+(cd same && "$qvet" encode prog.mem -o . >/dev/null 2>../err); rc=$?
+[ $rc = 2 ] && cmp -s same/prog.mem "$ex" || fail "encode prog.mem -o .: exit $rc, the input replaced: $(cat err)"
+grep -q "it is an input of this command" err || fail "encode prog.mem -o .: $(cat err)"
+for out in "--trace same/p.hcq" "--timeline same/p.hcq"; do
+  # shellcheck disable=SC2086
+  "$qvet" sim same/p.hcq --runs 2 $out >/dev/null 2>err; rc=$?
+  [ $rc = 2 ] && cmp -s same/p.hcq "$ex" || fail "sim $out: exit $rc, the input replaced: $(cat err)"
+done
+"$qvet" check --witness=same/p.hcq same/p.hcq >/dev/null 2>err; rc=$?
+[ $rc = 2 ] && cmp -s same/p.hcq "$ex" || fail "check --witness=INPUT: exit $rc, the input replaced"
+
 # gen keeps to --commands whatever --sync-every says; 160,000 distinct kernel names load at once.
 "$qvet" gen --sync-every 1000000 --commands 100 -o gen100.hcq
 n=$(grep -c '^  \(exec\|copy\|wait\|signal\|memory_barrier\)' gen100.hcq)

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "core/atomic_file.h"
 #include "core/stream.h"
 #include "core/syntax/builder.h"
 #include "core/syntax/json_io.h"
@@ -644,6 +645,7 @@ bool read_file(const std::string& path, std::string& text, std::string* error) {
     if (error) *error = std::string("cannot open file: ") + std::strerror(errno);
     return false;
   }
+  if (fd != 0) note_input_file(fd);
   bool ok = read_all(fd, text, kMaxInputBytes, true);
   int err = errno;
   if (fd != 0) ::close(fd);
@@ -660,6 +662,7 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& t
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return false;
   // The file may have been replaced between stat and open: read only what was checked.
+  note_input_file(fd);
   bool ok = ::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino &&
             read_all(fd, text, max_bytes);
   ::close(fd);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whether two qvet builds give the same output: `qvet check F` (text and exit code) per program.
-# For engine changes that must not change a verdict (docs/performance.md: "same output as ...").
+# For engine changes that must not change a verdict (docs/architecture.md, "A faster path for the wait rule").
 #
 #   scripts/same_output.sh OLD_QVET NEW_QVET FILE_OR_DIR...   (a directory: its *.hcq, recursively)
 #

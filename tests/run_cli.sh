@@ -102,7 +102,7 @@ cp corpus/amd_overlap_bug.hcq "$tmp/we ird\"name.hcq"
 "$qvet" check --expect "$tmp/enc5/we_ird_name.hcq" | grep -q PASS || { echo "encode: a file name with a space and a quote"; exit 1; }
 echo "encode ok"
 
-# The two shapes docs/performance.md lists as not linear yet are gen shapes: valid programs, the
+# The fan-in and timeline-relay shapes are gen shapes: valid programs, the
 # fan-in's readers racing its writers (every writer a candidate), the relay clean.
 set +e
 "$qvet" gen --shape fan-in --commands 60 | "$qvet" check - >/dev/null; [ $? = 1 ] || { echo "gen fan-in: want exit 1 (races)"; exit 1; }

@@ -32,6 +32,7 @@ struct qvet_result {
   std::string error, json;
   std::vector<qvet::Diagnostic> diags;
   std::vector<std::string> tags;  // the program's, for qvet_diag_tag
+  uint32_t file = 0;              // the program's file (not a stream's or region's)
   bool werror = false;
 };
 
@@ -39,31 +40,46 @@ namespace {
 
 using qvet::Diagnostic;
 
+// Sets `error` to `text`; where even that cannot be allocated, to nothing (never throws).
+void set_error(std::string& error, const char* text) noexcept {
+  try {
+    error = text;
+  } catch (...) {
+    error.clear();
+  }
+}
+
 // Runs `f`, turning anything thrown into a status and a message in `error`.
 template <class F>
-qvet_status guarded(std::string& error, F&& f) {
+qvet_status guarded(std::string& error, F&& f) noexcept {
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    error = "out of memory";
+    set_error(error, "out of memory");
   } catch (const std::exception& e) {
-    error = std::string("internal error: ") + e.what();
+    try {
+      error = std::string("internal error: ") + e.what();
+    } catch (...) {
+      set_error(error, "internal error");
+    }
   } catch (...) {
-    error = "internal error";
+    set_error(error, "internal error");
   }
   return QVET_INTERNAL;
 }
 
-const std::string* tag_of(const std::vector<std::string>& tags, uint32_t line) {
-  return line >= 1 && line <= tags.size() && !tags[line - 1].empty() ? &tags[line - 1] : nullptr;
+// The tag of a line of the program's own file (`file`), or null (a stream's, a region's line).
+const std::string* tag_of(const std::vector<std::string>& tags, uint32_t file, const qvet::Loc& at) {
+  return at.file == file && at.line >= 1 && at.line <= tags.size() && !tags[at.line - 1].empty() ? &tags[at.line - 1] : nullptr;
 }
 
 // "name:line:col: message", with the tag of its line where it has one.
-std::string located(const qvet::SourceSet& src, const Diagnostic& d, const std::vector<std::string>& tags) {
-  std::string out = d.loc.file ? src.name(d.loc.file) : std::string("<program>");
+std::string located(const qvet::SourceSet& src, const std::string& name, uint32_t file, const Diagnostic& d,
+                    const std::vector<std::string>& tags) {
+  std::string out = d.loc.file ? src.name(d.loc.file) : name;
   if (d.loc.line) out += ":" + std::to_string(d.loc.line) + (d.loc.col ? ":" + std::to_string(d.loc.col) : "");
   out += ": " + d.message;
-  if (const std::string* t = tag_of(tags, d.loc.line)) out += " (the line added at " + *t + ")";
+  if (const std::string* t = tag_of(tags, d.loc.file ? d.loc.file : file, d.loc)) out += " (the line added at " + *t + ")";
   return out;
 }
 
@@ -93,23 +109,25 @@ void qvet_program_free(qvet_program* p) { delete p; }
 
 qvet_status qvet_program_parse(qvet_program* p, const char* text, size_t length) {
   if (!p) return QVET_BAD_CALL;
-  if (!text && length) return p->error = "qvet_program_parse: text is NULL", QVET_BAD_CALL;
   return guarded(p->error, [&] {
+    if (!text && length) return p->error = "qvet_program_parse: text is NULL", QVET_BAD_CALL;
     p->text.assign(text ? text : "", length);
     p->tags.assign(size_t(std::count(p->text.begin(), p->text.end(), '\n')), std::string());
     p->error.clear();
     qvet::SourceSet src;
     qvet::LoadResult r = qvet::load_program_text(src, p->name, p->text);
     if (r.program) return QVET_OK;
-    p->error = located(src, *r.error, p->tags);
+    p->error = located(src, p->name, 1, *r.error, p->tags);  // (the program is the set's first file)
     return QVET_INVALID_INPUT;
   });
 }
 
 qvet_status qvet_program_add(qvet_program* p, const char* line, const char* tag) {
   if (!p) return QVET_BAD_CALL;
-  if (!line) return p->error = "qvet_program_add: line is NULL", QVET_BAD_CALL;
   return guarded(p->error, [&] {
+    if (!line) return p->error = "qvet_program_add: line is NULL", QVET_BAD_CALL;
+    if (p->text.find_first_not_of(" \t\r\n") != std::string::npos && p->text[p->text.find_first_not_of(" \t\r\n")] == '{')
+      return p->error = "qvet_program_add: a JSON program is not extended line by line", QVET_BAD_CALL;
     std::string l(line);
     if (l.find_first_of("\n\r") != std::string::npos)
       return p->error = "qvet_program_add: one line at a time (the line holds a line break)", QVET_BAD_CALL;
@@ -176,23 +194,20 @@ qvet_status qvet_options_set_witness(qvet_options* o, int witness) {
 qvet_result* qvet_check(const qvet_program* p, const qvet_options* o) {
   qvet_result* r = new (std::nothrow) qvet_result;
   if (!r) return nullptr;
-  if (!p) {
-    r->status = QVET_BAD_CALL;
-    r->error = "qvet_check: program is NULL";
-    return r;
-  }
   r->status = guarded(r->error, [&] {
+    if (!p) return r->error = "qvet_check: program is NULL", QVET_BAD_CALL;
     r->tags = p->tags;
     r->werror = o && o->werror;
     qvet::SourceSet src;
     qvet::LoadResult l = qvet::load_program_text(src, p->name, p->text);
-    if (!l.program) return r->error = located(src, *l.error, p->tags), QVET_INVALID_INPUT;
+    if (!l.program) return r->error = located(src, p->name, 1, *l.error, p->tags), QVET_INVALID_INPUT;
+    r->file = l.program->file;
     try {
       r->diags = qvet::verify_program(*l.program, o ? o->verify : qvet::VerifyOptions{}).diagnostics;
     } catch (const qvet::InputError& e) {
       Diagnostic d = qvet::input_diagnostic(e);
       if (!d.loc.file) d.loc.file = l.program->file;
-      return r->error = located(src, d, p->tags), QVET_INVALID_INPUT;
+      return r->error = located(src, p->name, r->file, d, p->tags), QVET_INVALID_INPUT;
     }
     r->json = qvet::render_json(r->diags, src);
     return QVET_OK;
@@ -227,12 +242,12 @@ unsigned qvet_diag_line(const qvet_result* r, size_t i) { return diag(r, i) ? di
 unsigned qvet_diag_related_line(const qvet_result* r, size_t i) { return diag(r, i) ? diag(r, i)->related_loc().line : 0; }
 
 const char* qvet_diag_tag(const qvet_result* r, size_t i) {
-  const std::string* t = diag(r, i) ? tag_of(r->tags, diag(r, i)->loc.line) : nullptr;
+  const std::string* t = diag(r, i) ? tag_of(r->tags, r->file, diag(r, i)->loc) : nullptr;
   return t ? t->c_str() : nullptr;
 }
 
 const char* qvet_diag_related_tag(const qvet_result* r, size_t i) {
-  const std::string* t = diag(r, i) ? tag_of(r->tags, diag(r, i)->related_loc().line) : nullptr;
+  const std::string* t = diag(r, i) ? tag_of(r->tags, r->file, diag(r, i)->related_loc()) : nullptr;
   return t ? t->c_str() : nullptr;
 }
 

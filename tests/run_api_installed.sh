@@ -19,7 +19,7 @@ mkdir -p "$tmp/cm"
 cat >"$tmp/cm/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.25)
 project(check_file C)
-find_package(qvet REQUIRED)
+find_package(qvet 0.1 REQUIRED)
 add_executable(check_cmake $PWD/examples/api/check_file.c)
 target_link_libraries(check_cmake PRIVATE qvet::qvet)
 CM

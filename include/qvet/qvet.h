@@ -12,7 +12,8 @@
  * or standard error.
  *
  * Ownership: every pointer returned is owned by the object it came from (a program or a result)
- * and stays valid until that object is freed; strings are NUL-terminated UTF-8. Free each
+ * and stays valid until that object is freed (qvet_program_error's: until the next call on that
+ * program); strings are NUL-terminated UTF-8. Free each
  * program with qvet_program_free and each result with qvet_result_free (both accept NULL).
  *
  * Thread safety: independent programs and results may be used on different threads at once;
@@ -61,12 +62,14 @@ QVET_API void qvet_program_free(qvet_program* p);
 QVET_API qvet_status qvet_program_parse(qvet_program* p, const char* text, size_t length);
 /* Appends one line of .hcq (a statement, a `submit Q {` opening, one command, a closing `}`).
  * `tag` (may be NULL) is cited by diagnostics and errors on that line. The program is read as a
- * whole by qvet_check, which reports a line that breaks a rule with its tag. */
+ * whole by qvet_check, which reports a line that breaks a rule with its tag. A program parsed
+ * from JSON is not extended this way (QVET_BAD_CALL). */
 QVET_API qvet_status qvet_program_add(qvet_program* p, const char* line, const char* tag);
 /* The last error of a call on `p` ("" when none). */
 QVET_API const char* qvet_program_error(const qvet_program* p);
 
-/* Options of a check; defaults as `qvet check`. */
+/* Options of a check; defaults as `qvet check`. A bad option (an unknown rule, a value that is
+ * not an integer, a NULL) is QVET_BAD_CALL and leaves the options as they were. */
 QVET_API qvet_options* qvet_options_new(void);
 QVET_API void qvet_options_free(qvet_options* o);
 /* Only these rules, comma separated (as --rules; "none": the ordering engine alone). */
@@ -87,7 +90,8 @@ QVET_API int qvet_result_exit_code(const qvet_result* r);
 /* The diagnostics as `qvet check --format json` prints them. */
 QVET_API const char* qvet_result_json(const qvet_result* r);
 
-/* Diagnostic i of r, 0 <= i < qvet_result_count(r), in the CLI's order. Out of range: NULL, 0. */
+/* Diagnostic i of r, 0 <= i < qvet_result_count(r), in the CLI's order. Out of range: NULL, 0,
+ * and QVET_NOTE for the severity. */
 QVET_API size_t qvet_result_count(const qvet_result* r);
 QVET_API const char* qvet_diag_rule(const qvet_result* r, size_t i); /* "race", "deadlock", ... */
 QVET_API qvet_severity qvet_diag_severity(const qvet_result* r, size_t i);

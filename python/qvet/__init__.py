@@ -206,11 +206,13 @@ class Program:
         if not o:
             raise MemoryError("qvet_options_new")
         try:
-            if rules is not None and _lib.qvet_options_set_rules(o, ",".join(rules).encode()) != 0:
-                raise QvetError(5, f"unknown rule in {list(rules)}")
+            if isinstance(rules, str):
+                raise TypeError("rules is a list of rule ids, not a string")
+            if rules is not None and (st := _lib.qvet_options_set_rules(o, ",".join(rules).encode())) != 0:
+                raise QvetError(st, f"unknown rule in {list(rules)}")
             for k, v in (params or {}).items():
-                if _lib.qvet_options_set_param(o, k.encode(), str(v).encode()) != 0:
-                    raise QvetError(5, f"param {k}: not an integer: {v!r}")
+                if (st := _lib.qvet_options_set_param(o, k.encode(), str(v).encode())) != 0:
+                    raise QvetError(st, f"param {k}: not an integer: {v!r}")
             _lib.qvet_options_set_werror(o, int(werror))
             _lib.qvet_options_set_witness(o, int(witness))
             r = _lib.qvet_check(self._p, o)

@@ -15,6 +15,13 @@ static int failures = 0;
     }                                                                \
   } while (0)
 
+/* A program parsed from `text`, named `name`. */
+static qvet_program* parsed(const char* name, const char* text) {
+  qvet_program* p = qvet_program_new(name);
+  CHECK(qvet_program_parse(p, text, strlen(text)) == QVET_OK);
+  return p;
+}
+
 static qvet_program* racy(void) {
   qvet_program* p = qvet_program_new("racy.hcq");
   CHECK(qvet_program_add(p, "device g nv", "setup.py:1") == QVET_OK);
@@ -49,14 +56,30 @@ int main(void) {
   CHECK(qvet_diag_note(r, 0, 1000) == NULL && qvet_diag_fix(r, 0, 1000) == NULL && qvet_diag_tag(r, 5) == NULL);
   qvet_result_free(r);
 
-  /* The fix, added: clean. Options: one rule at a time. */
-  CHECK(qvet_program_add(p, "# (the host waits before reading, below)", NULL) == QVET_OK);
+  CHECK(qvet_diag_severity(r, 7) == QVET_NOTE && qvet_diag_severity(NULL, 0) == QVET_NOTE);
   qvet_program_free(p);
-  p = qvet_program_new("fixed.hcq");
-  const char* fixed =
-      "device g nv\nbuffer a on g 4096\nsignal s on host = 0\nqueue c0 on g compute\n"
-      "submit c0 {\n  exec k writes a\n  signal s = 1\n}\nwait s >= 1\nread a\n";
-  CHECK(qvet_program_parse(p, fixed, strlen(fixed)) == QVET_OK);
+
+  /* A warning only (two unordered writes of a signal): exit 0, and 1 with werror; a param bound. */
+  p = parsed("warn.hcq",
+             "param n in 1..4\ndevice g amd\nsignal s on host = 0\nqueue c0 on g compute\nqueue c1 on g compute\n"
+             "submit c0 {\n  signal s = n\n}\nsubmit c1 {\n  signal s = 9\n}\n");
+  qvet_options* w = qvet_options_new();
+  CHECK(qvet_options_set_param(w, "n", "3") == QVET_OK);
+  r = qvet_check(p, w);
+  CHECK(qvet_result_status(r) == QVET_OK && qvet_result_count(r) == 1 && qvet_result_exit_code(r) == 0);
+  CHECK(qvet_diag_severity(r, 0) == QVET_WARNING && strcmp(qvet_diag_rule(r, 0), "signal-race") == 0);
+  qvet_result_free(r);
+  CHECK(qvet_options_set_werror(w, 1) == QVET_OK && qvet_options_set_witness(w, 1) == QVET_OK);
+  r = qvet_check(p, w);
+  CHECK(qvet_result_exit_code(r) == 1);
+  qvet_result_free(r);
+  qvet_options_free(w);
+  qvet_program_free(p);
+
+  /* A clean program, parsed whole; options: some rules only. */
+  p = parsed("fixed.hcq",
+             "device g nv\nbuffer a on g 4096\nsignal s on host = 0\nqueue c0 on g compute\n"
+             "submit c0 {\n  exec k writes a\n  signal s = 1\n}\nwait s >= 1\nread a\n");
   qvet_options* o = qvet_options_new();
   CHECK(qvet_options_set_rules(o, "race,deadlock") == QVET_OK);
   r = qvet_check(p, o);
@@ -82,9 +105,11 @@ int main(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     /* Read at once by parse, or (a lifetime rule, which elaboration checks) by check. */
     p = qvet_program_new(NULL);
-    if (qvet_program_parse(p, bad[i], strlen(bad[i])) == QVET_OK) {
+    qvet_status st = qvet_program_parse(p, bad[i], strlen(bad[i]));
+    CHECK(st == QVET_OK || st == QVET_INVALID_INPUT);
+    if (st == QVET_OK) {
       r = qvet_check(p, NULL);
-      CHECK(qvet_result_status(r) == QVET_INVALID_INPUT);
+      CHECK(qvet_result_status(r) == QVET_INVALID_INPUT && qvet_result_exit_code(r) == 2);
       CHECK(strstr(qvet_result_error(r), "<program>:") != NULL);
       qvet_result_free(r);
     } else {
@@ -100,6 +125,9 @@ int main(void) {
   CHECK(qvet_program_add(p, NULL, NULL) == QVET_BAD_CALL && strlen(qvet_program_error(p)) > 0);
   CHECK(qvet_program_add(p, "device g nv\nbuffer a on g 64", NULL) == QVET_BAD_CALL);
   CHECK(qvet_program_parse(p, NULL, 5) == QVET_BAD_CALL);
+  CHECK(qvet_program_parse(p, "{\"statements\": []}", 18) != QVET_BAD_CALL);
+  CHECK(qvet_program_add(p, "device g nv", "x.py:1") == QVET_BAD_CALL);  /* JSON is not extended by lines */
+  CHECK(strstr(qvet_program_error(p), "JSON") != NULL);
   CHECK(qvet_options_set_rules(o, "nosuchrule") == QVET_BAD_CALL);
   CHECK(qvet_options_set_rules(NULL, "race") == QVET_BAD_CALL);
   CHECK(qvet_options_set_param(o, "n", "twelve") == QVET_BAD_CALL);

@@ -62,7 +62,8 @@ def recorded(wait_first):
 
 def test_the_recorder_takes_hwqueue_calls():
     [d] = recorded(wait_first=False).check().diagnostics  # the copy reads a[0:256] as k writes it
-    assert d.rule == "race" and d.tag.startswith("test_python.py:")
+    copy_line = recorded.__code__.co_firstlineno + 13  # `q.copy(...)` in recorded()
+    assert d.rule == "race" and d.tag == f"test_python.py:{copy_line}"
     assert recorded(wait_first=True).check().diagnostics == []
 
 
@@ -100,13 +101,16 @@ def test_bad_calls_raise_with_the_line_and_its_tag():
             raise AssertionError("no error: " + text)
         except qvet.QvetError as e:
             assert e.status == 2 and "<python>:" in str(e)
-    for bad in [lambda: racy().check(rules=["nosuchrule"]), lambda: racy().check(params={"n": "x"}),
-                lambda: qvet.Program().line("a\nb"), lambda: qvet.Program().buffer("a", "g", 1.5)]:
+    for bad, want in [(lambda: racy().check(rules=["nosuchrule"]), 5), (lambda: racy().check(params={"n": "x"}), 5),
+                      (lambda: qvet.Program().line("a\nb"), 5), (lambda: qvet.Program().buffer("a", "g", 1.5), TypeError),
+                      (lambda: racy().check(rules="race"), TypeError)]:
         try:
             bad()
             raise AssertionError("no error")
-        except (qvet.QvetError, TypeError):
-            pass
+        except qvet.QvetError as e:
+            assert e.status == want, (e.status, want)
+        except TypeError:
+            assert want is TypeError
 
 
 if __name__ == "__main__":

@@ -11,13 +11,18 @@
 // it needs); in each of its sink components one wait is forced (resolved from below, see
 // `refine`), or the component is a deadlock (no candidate, or a cycle).
 //
-// A wait looks only at the writers of its signal that can matter to it (WriterIndex: those with
-// a value that meets it, those its start knows of), and waits that know no write of their signal
-// share one candidate list. Cost is linear in the trace, times the number of queues for clock
-// operations, times the rounds `refine` asks for (one; two or more only when a wait was forced).
+// A wait's candidates are semantics.md's wait rule (model/wait_rule.h, plainly). The engine
+// answers it through indexes (the writer index, latest writes, shared candidate lists, chain
+// indexes, candidate trees: docs/architecture.md, "How a check runs"); EngineMode::Plain asks the
+// rule alone, EngineMode::Checked both, stopping at the first difference (mismatch()). Cost is
+// linear in the trace, times the number of queues for clock operations, times the rounds
+// `refine` asks for (one; two or more only when a wait was forced).
 //
-// Checkers observe the run through EngineObserver; the simulator and the checkers read the
-// same rules, which live here and in model/profile.h only.
+// Files: engine.cpp (this facade, the scheduler, the agents' steps), engine_candidates.cpp (the
+// indexed rule), engine_mixed.cpp (32-bit words), engine_latest.cpp (latest writes and shared
+// lists), engine_stuck.cpp (derive, forcing, deadlocks), engine_rounds.cpp (the rounds).
+// Checkers observe the run through EngineObserver. Not thread-safe: one engine, one thread
+// (independent engines may run on different threads).
 #pragma once
 #include <algorithm>
 #include <array>

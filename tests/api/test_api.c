@@ -54,9 +54,8 @@ int main(void) {
   /* Out of range: NULL and 0, no crash. */
   CHECK(qvet_diag_rule(r, 1) == NULL && qvet_diag_message(r, 99) == NULL && qvet_diag_line(r, 1) == 0);
   CHECK(qvet_diag_note(r, 0, 1000) == NULL && qvet_diag_fix(r, 0, 1000) == NULL && qvet_diag_tag(r, 5) == NULL);
-  qvet_result_free(r);
-
   CHECK(qvet_diag_severity(r, 7) == QVET_NOTE && qvet_diag_severity(NULL, 0) == QVET_NOTE);
+  qvet_result_free(r);
   qvet_program_free(p);
 
   /* A warning only (two unordered writes of a signal): exit 0, and 1 with werror; a param bound. */

@@ -441,7 +441,7 @@ std::string Comparison::json(const std::string& file) const {
                   {"both_orders", cov[i].both_orders}});
   auto& ls = j["lost_wakeups"] = nlohmann::ordered_json::array();
   for (uint32_t line : p_.lost_wakeup_lines()) ls.push_back({{"line", line}, {"manifested", lost_wakeups_seen_.count(line) > 0}});
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // (names need not be UTF-8)
 }
 
 }  // namespace qvet

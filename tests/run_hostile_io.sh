@@ -183,6 +183,19 @@ done
 "$qvet" check --witness=same/p.hcq same/p.hcq >/dev/null 2>err; rc=$?
 [ $rc = 2 ] && cmp -s same/p.hcq "$ex" || fail "check --witness=INPUT: exit $rc, the input replaced"
 
+# A program named with a byte that is not UTF-8 and a control character: traces, timelines and
+# JSON reports stay well-formed (names are replaced where they cannot be said), never exit 3.
+odd=$(printf 'x\377\001y').hcq
+cp "$ex" "$odd"
+"$qvet" sim "$odd" --runs 3 --trace odd_trace.json --timeline odd.svg >/dev/null 2>err; rc=$?
+[ $rc = 1 ] || fail "sim --trace/--timeline on an odd name: exit $rc: $(cat err)"
+"$qvet" sim "$odd" --runs 3 --compare --format json >odd_compare.json 2>err || fail "sim --compare --format json on an odd name: exit $?"
+"$qvet" run --on sim --force "$odd" --runs 2 --trace odd_run.json >/dev/null 2>err; rc=$?
+[ $rc = 1 ] || fail "run --trace on an odd name: exit $rc: $(cat err)"
+python3 -c 'import json, sys, xml.dom.minidom as m
+for f in sys.argv[1:4]: json.load(open(f))
+m.parse(sys.argv[4])' odd_trace.json odd_compare.json odd_run.json odd.svg || fail "an odd name made a trace, report or timeline that is not well-formed"
+
 # gen keeps to --commands whatever --sync-every says; 160,000 distinct kernel names load at once.
 "$qvet" gen --sync-every 1000000 --commands 100 -o gen100.hcq
 n=$(grep -c '^  \(exec\|copy\|wait\|signal\|memory_barrier\)' gen100.hcq)

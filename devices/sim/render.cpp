@@ -123,7 +123,7 @@ std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& 
     ev.push_back({{"name", "release"}, {"cat", "signal"}, {"ph", "f"}, {"id", id}, {"ts", us(ts1)}, {"pid", 1}, {"tid", tid1}, {"bp", "e"}});
   }
   json j{{"traceEvents", ev}, {"displayTimeUnit", "ns"}, {"otherData", {{"title", title}}}};
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // (names need not be UTF-8)
 }
 
 std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& src, const std::string& title) {
@@ -132,9 +132,17 @@ std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& 
   double span = double(std::max<uint64_t>(l.end_time, 1));
   auto x = [&](uint64_t ns) { return left + width * double(ns) / span; };
   auto y = [&](uint32_t track) { return top + row * track; };
-  auto esc = [](std::string s) {
+  auto esc = [](std::string s) {  // well-formed XML whatever the names hold (bytes past UTF-8, controls)
     std::string o;
-    for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : std::string(1, c);
+    for (size_t i = 0; i < s.size();) {
+      const unsigned char c = static_cast<unsigned char>(s[i]);
+      size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+      for (size_t k = 1; k < n; ++k)
+        if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) >> 6) != 2) n = 0;
+      if (n == 0) o += "\xEF\xBF\xBD", ++i;  // U+FFFD for a byte that is not UTF-8
+      else if (n > 1) o += s.substr(i, n), i += n;
+      else o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : c < 0x20 && c != '\t' ? "?" : std::string(1, char(c)), ++i;
+    }
     return o;
   };
   auto num = [](double v) {

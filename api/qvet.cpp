@@ -11,7 +11,7 @@
 
 #include "core/input_error.h"
 #include "core/render.h"
-#include "core/syntax/lexer.h"
+#include "core/syntax/option_values.h"
 #include "core/syntax/parser.h"
 #include "verify/verify.h"
 
@@ -150,15 +150,8 @@ qvet_status qvet_options_set_rules(qvet_options* o, const char* rules) {
   std::string dummy;
   return guarded(dummy, [&] {
     std::vector<std::string> list;
-    std::string v = rules;
-    for (size_t b = 0; b <= v.size();) {
-      size_t e = v.find(',', b);
-      if (e == std::string::npos) e = v.size();
-      std::string r = v.substr(b, e - b);
-      if (r != "none" && !qvet::find_rule(r)) return QVET_BAD_CALL;
-      list.push_back(r);
-      b = e + 1;
-    }
+    std::string unknown;
+    if (!qvet::parse_rule_list(rules, list, unknown)) return QVET_BAD_CALL;
     o->verify.rules = std::move(list);
     return QVET_OK;
   });
@@ -168,14 +161,10 @@ qvet_status qvet_options_set_param(qvet_options* o, const char* name, const char
   if (!o || !name || !value) return QVET_BAD_CALL;
   std::string dummy;
   return guarded(dummy, [&] {
-    try {
-      std::vector<qvet::Token> toks = qvet::lex_line(value, 0, 1);
-      if (toks.size() != 2 || toks[0].kind != qvet::Tok::Int) return QVET_BAD_CALL;
-      o->verify.fixed.push_back({name, toks[0].value});
-      return QVET_OK;
-    } catch (const qvet::InputError&) {
-      return QVET_BAD_CALL;
-    }
+    qvet::i128 v = 0;
+    if (!qvet::parse_integer(value, v)) return QVET_BAD_CALL;
+    o->verify.fixed.push_back({name, v});
+    return QVET_OK;
   });
 }
 

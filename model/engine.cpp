@@ -202,7 +202,9 @@ bool Engine::write_dead(const SignalWrite& w) const {
   return qs_[c.queue].dead || (host_dead_ && !host_ran_[c.submit]);
 }
 
-bool Engine::ordered_agent(uint32_t agent) const { return agent == kHostAgent || qs_[agent].order.mode() != Mode::Chained; }
+bool Engine::ordered_agent(uint32_t agent) const {
+  return ordered_writer(agent, agent == kHostAgent ? Mode::Serial : qs_[agent].order.mode());
+}
 
 void Engine::kill_agent(uint32_t agent, uint32_t cause, bool wake_all) {
   ++deaths_;

@@ -390,8 +390,7 @@ void Engine::pick_candidates(const Scan& sc, const std::vector<uint32_t>& agents
 
 uint64_t Engine::candidate_order(uint32_t s, uint32_t i) const {
   const SignalWrite& w = writes_[s][i];
-  uint32_t at = w.event.host ? w.event.id : t_.cmds[w.event.id].index;
-  return uint64_t(w.pos) << 32 | (ordered_agent(w.agent) ? at : ~at);
+  return listing_key(t_, w, ordered_agent(w.agent));
 }
 
 bool Engine::in_writer_order(uint32_t s, std::vector<uint32_t>& list) const {

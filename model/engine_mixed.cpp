@@ -144,18 +144,8 @@ void Engine::mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned)
     if (first) learned = std::move(ends), first = false;
     else learned.meet(ends);
   }
-  std::sort(found.begin(), found.end(), [&](uint32_t a, uint32_t b) { return candidate_order(s, a) < candidate_order(s, b); });
-  uint32_t agent = kNone;
-  bool known_taken = false, unknown_taken = false;
-  for (uint32_t i : found) {
-    const SignalWrite& w = sc.ws[i];
-    const bool kn = known_with_lender.test(w.rank);
-    if (w.agent != agent) agent = w.agent, known_taken = unknown_taken = false;
-    if (ordered_agent(w.agent) && (kn ? known_taken : unknown_taken)) continue;  // it follows the one taken
-    (kn ? known_taken : unknown_taken) = true;
-    r.candidates.push_back(i);
-    r.candidate_known.push_back(kn);
-  }
+  list_in_writer_order(t_, sc.ws, std::move(found), [&](uint32_t i) { return known_with_lender.test(sc.ws[i].rank); },
+                       r.candidates, r.candidate_known);
 }
 
 // The word a 32-bit write keeps the high half of: that of the latest write it knows, else the

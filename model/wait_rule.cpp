@@ -16,8 +16,10 @@ bool knows_event(const Trace& t, const Clock& k, EventRef e) {
 }
 
 bool ordered_writer(const Trace& t, uint32_t agent) {
-  return agent == kHostAgent || queue_mode(*t.program, agent) != Mode::Chained;
+  return ordered_writer(agent, agent == kHostAgent ? Mode::Serial : queue_mode(*t.program, agent));
 }
+
+uint64_t listing_key(const Trace& t, const SignalWrite& w) { return listing_key(t, w, ordered_writer(t, w.agent)); }
 
 WaitAnswer plain_wait(const Trace& t, const std::vector<SignalWrite>& ws, uint64_t initial, const WaitQuery& q) {
   const WaitCond& c = q.cond;
@@ -40,23 +42,7 @@ WaitAnswer plain_wait(const Trace& t, const std::vector<SignalWrite>& ws, uint64
   for (size_t i = 0; i < n; ++i)
     if (live[i] && meets[i] && !overwritten(i)) found.push_back(uint32_t(i));
 
-  // Listed in writer order; an ordered writer's first known and first unknown candidate only.
-  auto order = [&](uint32_t i) {
-    const SignalWrite& w = ws[i];
-    uint32_t at = w.event.host ? w.event.id : t.cmds[w.event.id].index;
-    return uint64_t(w.pos) << 32 | (ordered_writer(t, w.agent) ? at : ~at);
-  };
-  std::stable_sort(found.begin(), found.end(), [&](uint32_t x, uint32_t y) { return order(x) < order(y); });
-  uint32_t agent = kNone;
-  bool known_taken = false, unknown_taken = false;
-  for (uint32_t i : found) {
-    if (ws[i].agent != agent) agent = ws[i].agent, known_taken = unknown_taken = false;
-    bool& taken = known[i] ? known_taken : unknown_taken;
-    if (ordered_writer(t, agent) && taken) continue;
-    taken = true;
-    a.candidates.push_back(i);
-    a.known.push_back(known[i]);
-  }
+  list_in_writer_order(t, ws, std::move(found), [&](uint32_t i) { return known[i] != 0; }, a.candidates, a.known);
 
   a.learned = Clock(&t);
   for (size_t k = 0; k < a.candidates.size() && !a.initial; ++k) {

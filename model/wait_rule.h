@@ -22,6 +22,7 @@
 // Cost: O(W^2) clock questions for a signal with W writes that ran. Thread safety: none needed;
 // it reads its arguments only.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,8 +58,39 @@ struct WaitAnswer {
 
 // True when `e` ends before an event that knows `k`.
 bool knows_event(const Trace& t, const Clock& k, EventRef e);
-// Whether an agent's writes follow each other in its order (the host, every queue but a chained one).
+// Whether an agent's writes follow each other in its order (the host, every queue but a chained
+// one); the engine asks it with the mode it keeps per queue.
+inline bool ordered_writer(uint32_t agent, Mode queue_mode) { return agent == kHostAgent || queue_mode != Mode::Chained; }
 bool ordered_writer(const Trace& t, uint32_t agent);
+
+// Where a write of a signal stands in the listing order above (its writer's place, then its
+// place in its writer's order; a chained queue's latest first).
+// `ordered`: ordered_writer of its agent, where the caller keeps it.
+inline uint64_t listing_key(const Trace& t, const SignalWrite& w, bool ordered) {
+  uint32_t at = w.event.host ? w.event.id : t.cmds[w.event.id].index;
+  return uint64_t(w.pos) << 32 | (ordered ? at : ~at);
+}
+uint64_t listing_key(const Trace& t, const SignalWrite& w);
+
+// Lists the candidates `found` (indices into `ws`) in the listing order, an ordered writer's first
+// known and first unknown only, into `out` and `out_known` (`known(i)`: the wait's start knows
+// candidate i). The engine's plain readings (this rule, the 32-bit words) list through it.
+template <class Known>
+void list_in_writer_order(const Trace& t, const std::vector<SignalWrite>& ws, std::vector<uint32_t> found, Known known,
+                          std::vector<uint32_t>& out, std::vector<bool>& out_known) {
+  std::sort(found.begin(), found.end(), [&](uint32_t x, uint32_t y) { return listing_key(t, ws[x]) < listing_key(t, ws[y]); });
+  uint32_t agent = kNone;
+  bool known_taken = false, unknown_taken = false;
+  for (uint32_t i : found) {
+    const bool kn = known(i);
+    if (ws[i].agent != agent) agent = ws[i].agent, known_taken = unknown_taken = false;
+    bool& taken = kn ? known_taken : unknown_taken;
+    if (ordered_writer(t, agent) && taken) continue;  // it follows the one taken
+    taken = true;
+    out.push_back(i);
+    out_known.push_back(kn);
+  }
+}
 
 // `writes`: every write of the wait's signal (those `processed` have run); `initial`: its initial value.
 WaitAnswer plain_wait(const Trace& t, const std::vector<SignalWrite>& writes, uint64_t initial, const WaitQuery& q);

@@ -22,6 +22,13 @@ static qvet_program* parsed(const char* name, const char* text) {
   return p;
 }
 
+/* `p` checked with `o`: the check ran and found `count` diagnostics. */
+static qvet_result* checked(const qvet_program* p, const qvet_options* o, size_t count) {
+  qvet_result* r = qvet_check(p, o);
+  CHECK(qvet_result_status(r) == QVET_OK && qvet_result_count(r) == count);
+  return r;
+}
+
 static qvet_program* racy(void) {
   qvet_program* p = qvet_program_new("racy.hcq");
   CHECK(qvet_program_add(p, "device g nv", "setup.py:1") == QVET_OK);
@@ -40,10 +47,8 @@ int main(void) {
 
   /* A race, found with the tags of both lines. */
   qvet_program* p = racy();
-  qvet_result* r = qvet_check(p, NULL);
-  CHECK(qvet_result_status(r) == QVET_OK);
+  qvet_result* r = checked(p, NULL, 1);
   CHECK(qvet_result_exit_code(r) == 1);
-  CHECK(qvet_result_count(r) == 1);
   CHECK(strcmp(qvet_diag_rule(r, 0), "race") == 0);
   CHECK(qvet_diag_severity(r, 0) == QVET_ERROR);
   CHECK(qvet_diag_line(r, 0) == 7 && qvet_diag_related_line(r, 0) == 5);
@@ -64,9 +69,8 @@ int main(void) {
              "submit c0 {\n  signal s = n\n}\nsubmit c1 {\n  signal s = 9\n}\n");
   qvet_options* w = qvet_options_new();
   CHECK(qvet_options_set_param(w, "n", "3") == QVET_OK);
-  r = qvet_check(p, w);
-  CHECK(qvet_result_status(r) == QVET_OK && qvet_result_count(r) == 1 && qvet_result_exit_code(r) == 0);
-  CHECK(qvet_diag_severity(r, 0) == QVET_WARNING && strcmp(qvet_diag_rule(r, 0), "signal-race") == 0);
+  r = checked(p, w, 1);
+  CHECK(qvet_result_exit_code(r) == 0 && qvet_diag_severity(r, 0) == QVET_WARNING && strcmp(qvet_diag_rule(r, 0), "signal-race") == 0);
   qvet_result_free(r);
   CHECK(qvet_options_set_werror(w, 1) == QVET_OK && qvet_options_set_witness(w, 1) == QVET_OK);
   r = qvet_check(p, w);
@@ -81,8 +85,8 @@ int main(void) {
              "submit c0 {\n  exec k writes a\n  signal s = 1\n}\nwait s >= 1\nread a\n");
   qvet_options* o = qvet_options_new();
   CHECK(qvet_options_set_rules(o, "race,deadlock") == QVET_OK);
-  r = qvet_check(p, o);
-  CHECK(qvet_result_status(r) == QVET_OK && qvet_result_count(r) == 0 && qvet_result_exit_code(r) == 0);
+  r = checked(p, o, 0);
+  CHECK(qvet_result_exit_code(r) == 0);
   qvet_result_free(r);
 
   /* Bad input: the error names the line and its tag. */

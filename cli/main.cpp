@@ -488,7 +488,7 @@ int cmd_run(const Args& a) {
       return 4;
     }
     if (i == 0 && !a.trace_file.empty() && !write_output(a.trace_file, chrome_trace(t, r.run, src))) return 2;
-    if (a.compare) cmp.add(r.run, i);
+    if (a.compare) cmp.add(r.run, i + 1);  // runs count from 1, as in the notes
     else sum.add(r.run);
   }
   if (a.compare) {

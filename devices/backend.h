@@ -57,6 +57,9 @@ class Backend {
   virtual void pause(uint64_t ns) = 0;
   // Whether every stream has finished all its work.
   virtual bool idle() = 0;
+  // How far two devices' logged times may be off against each other in this run (0: they share
+  // one clock); valid after begin_run.
+  virtual uint64_t device_skew_ns() { return 0; }
   // The first error a call or the device reported since open (empty: none).
   virtual std::string failed() = 0;
 };

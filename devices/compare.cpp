@@ -191,6 +191,7 @@ void Comparison::add(const ObservedRun& r, uint64_t run) {
 // Every predicted edge end(a) -> start(b), and end(a) -> end(b), holds in the run's order.
 void Comparison::check_edges(const ObservedRun& r, uint64_t run) {
   size_t nq = t_.queue_cmds.size();
+  auto device_of_queue = [&](uint32_t q) { return t_.program->queues[q].device; };
   // Per queue: the latest end among its first i commands (kNever once one of them did not end).
   std::vector<std::vector<uint64_t>> latest(nq);
   for (size_t q = 0; q < nq; ++q) {
@@ -210,9 +211,11 @@ void Comparison::check_edges(const ObservedRun& r, uint64_t run) {
     };
     for (uint32_t q = 0; q < nq; ++q) {
       const auto& ids = t_.queue_cmds[q];
-      size_t ended = size_t(std::upper_bound(latest[q].begin(), latest[q].end(), at) - latest[q].begin()) - 1;
+      // Another device's times are comparable only up to the skew between the devices' clocks.
+      uint64_t at_q = b.host || device_of_queue(q) == device_of_queue(t_.cmds[b.id].queue) ? at : at + r.device_skew;
+      size_t ended = size_t(std::upper_bound(latest[q].begin(), latest[q].end(), at_q) - latest[q].begin()) - 1;
       for (size_t i = ended; i < ids.size(); ++i)
-        if (r.cmd_end[ids[i]] > at && (r.timed({false, ids[i]}) || r.cmd_end[ids[i]] == kNever) && ids[i] != b.id &&
+        if (r.cmd_end[ids[i]] > at_q && (r.timed({false, ids[i]}) || r.cmd_end[ids[i]] == kNever) && ids[i] != b.id &&
             k.knows(q, uint32_t(i)))
           return fail({false, ids[i]});
     }

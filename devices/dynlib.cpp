@@ -2,10 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 namespace qvet {
 
-bool DynamicLibrary::open(const std::vector<std::string>& names, std::string& error) {
-  for (const std::string& n : names) {
+bool DynamicLibrary::open(const char* override, const std::vector<std::string>& names, std::string& error) {
+  const char* chosen = std::getenv(override);
+  for (const std::string& n : chosen && *chosen ? std::vector<std::string>{chosen} : names) {
     dlerror();
     if ((handle_ = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) {
       name_ = n;

@@ -9,7 +9,9 @@ namespace qvet {
 class DynamicLibrary {
  public:
   // Tries each name in turn; false with `error` ("libcuda.so.1: cannot open shared object file...").
-  bool open(const std::vector<std::string>& names, std::string& error);
+  // When the environment variable `override` is set (QVET_CUDA_LIBRARY, QVET_HIP_LIBRARY: how tests
+  // load the stand-in drivers), only the library it names is tried.
+  bool open(const char* override, const std::vector<std::string>& names, std::string& error);
   void* symbol(const char* name) const;  // null when missing
   const std::string& name() const { return name_; }
 

@@ -81,6 +81,10 @@ struct ObservedRun {
   // times are on the devices' clock.
   std::vector<uint8_t> untimed;
   bool host_timed = true;
+  // Replay on several GPUs: how far two devices' times may be off against each other (each GPU's
+  // clock is the host's only as well as calibration measured it); orders and overlaps between
+  // commands of different devices count only beyond it. 0: one clock.
+  uint64_t device_skew = 0;
 
   bool timed(EventRef e) const { return e.host ? host_timed : untimed.empty() || !untimed[e.id]; }
   bool ran(EventRef e) const { return e.host ? host_order[e.id] != kNever : cmd_end[e.id] != kNever; }

@@ -34,11 +34,12 @@ class Replayer {
     b_.begin_run(seed);
     for (const Call& c : plan_.calls) {
       call(c);
-      if (!out_.error.empty()) return std::move(out_);
+      if (!out_.error.empty()) break;
     }
-    drain();
+    if (out_.error.empty()) drain();
     if (out_.error.empty()) out_.error = b_.failed();
     if (out_.error.empty()) observe();
+    else settle();
     return std::move(out_);
   }
 
@@ -93,20 +94,51 @@ class Replayer {
   }
 
   // The waits the devices are stuck on: per queue, its first command that has not finished, when
-  // that is a wait its word does not satisfy (nothing else can take seconds). Earliest first.
-  std::vector<uint32_t> stuck_waits() const {
-    std::vector<uint32_t> out;
-    for (const auto& ids : t_.queue_cmds)
-      for (uint32_t id : ids) {
-        if (passed(id)) continue;
-        if (t_.cmds[id].op == CmdOp::Wait) {
-          WaitCond cond = wait_cond(t_, {false, id});
-          if (!cond.met_by(load(&m_.words[cond.signal]))) out.push_back(id);
+  // that is a wait that was submitted (nothing else can take seconds). Most have a word that does not satisfy them.
+  // One whose word does may only not have looked yet: the devices get up to 10 ms more, and one
+  // that still has not passed has stopped looking (a driver or device fault: a wait that missed
+  // its wakeup). Earliest first.
+  std::vector<uint32_t> stuck_waits() {
+    auto unpassed = [&]() {
+      std::vector<uint32_t> out;
+      for (const auto& ids : t_.queue_cmds)
+        for (uint32_t id : ids) {
+          if (passed(id)) continue;
+          if (t_.cmds[id].op == CmdOp::Wait && load(&m_.times[2 * plan_.host_slot[t_.cmds[id].submit]]) != kNever) out.push_back(id);
+          break;
         }
-        break;
-      }
-    std::sort(out.begin(), out.end());
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    auto satisfied = [&](uint32_t id) {
+      WaitCond cond = wait_cond(t_, {false, id});
+      return cond.met_by(load(&m_.words[cond.signal]));
+    };
+    std::vector<uint32_t> out = unpassed();
+    for (int i = 0; i < 100 && std::any_of(out.begin(), out.end(), satisfied); ++i) {
+      b_.pause(100'000);
+      out = unpassed();
+    }
     return out;
+  }
+  // What the watchdog writes to release stuck wait `id`: the value it needs or, when the word
+  // already satisfies it, a new value that does too (a write is what wakes a wait that stopped
+  // polling).
+  uint64_t release_value(uint32_t id) const {
+    WaitCond cond = wait_cond(t_, {false, id});
+    uint64_t w = load(&m_.words[cond.signal]);
+    int width = cond.narrow() ? 32 : 64;
+    if (!cond.met_by(w)) return written_word(w, cond.threshold, width);
+    return (w & cond.mask) < cond.mask ? written_word(w, (w & cond.mask) + 1, width) : w;
+  }
+  // After a failure: the work already enqueued may wait for words that nothing will write now.
+  // Releases every stuck wait until the devices finish (bounded), so that the back end can take
+  // them apart; what runs now is no part of any result.
+  void settle() {
+    for (int round = 0; round < 200 && !b_.idle(); ++round) {
+      for (uint32_t id : stuck_waits()) store(&m_.words[wait_cond(t_, {false, id}).signal], release_value(id));
+      b_.pause(1'000'000);
+    }
   }
   // The run's hangs: the device waits `stuck` when the watchdog first acts (host statements before
   // `host_end` have run).
@@ -124,6 +156,10 @@ class Replayer {
     if (released_at_ == kNever) {
       for (uint32_t w = 0; w < plan_.layout.words; ++w) out_.run.final_value.push_back(load(&m_.words[w]));
       released_at_ = b_.now();
+      // Which probes had finished: what ran before the release, whatever the clocks say (a GPU's
+      // logged times are the host's clock only as well as the calibration measured it).
+      ended_before_release_.resize(plan_.layout.slots);
+      for (uint32_t s = 0; s < plan_.layout.slots; ++s) ended_before_release_[s] = load(&m_.times[2 * s + 1]) != kNever;
     }
     store(&m_.words[word], value);
   }
@@ -165,9 +201,11 @@ class Replayer {
       bool released = !stuck.empty();
       if (released) {
         WaitCond cond = wait_cond(t_, {false, stuck[0]});
-        out_.notes.push_back("the wait at line " + std::to_string(t_.cmds[stuck[0]].loc.line) + " hung; the watchdog wrote " +
-                             t_.program->signals[cond.signal].name + " = " + std::to_string(cond.threshold));
-        release(cond.signal, written_word(load(&m_.words[cond.signal]), cond.threshold, cond.narrow() ? 32 : 64));
+        uint64_t value = release_value(stuck[0]);
+        out_.notes.push_back("the wait at line " + std::to_string(t_.cmds[stuck[0]].loc.line) + " hung" +
+                             (cond.met_by(load(&m_.words[cond.signal])) ? " although its word satisfied it" : "") +
+                             "; the watchdog wrote " + t_.program->signals[cond.signal].name + " = " + std::to_string(value & cond.mask));
+        release(cond.signal, value);
       }
       if (!released && ++idle_rounds > 2) return void(out_.error = std::string(b_.name()) + ": the devices did not finish");
       t0 = b_.now();
@@ -185,12 +223,14 @@ class Replayer {
       const CmdSlots& s = plan_.cmd[id];
       r.cmd_start[id] = load(&m_.times[2 * s.start]);
       r.cmd_end[id] = load(&m_.times[2 * s.end + 1]);
-      if (r.cmd_start[id] == kNever || r.cmd_end[id] == kNever || r.cmd_end[id] >= released_at_ || hung_cmd_.count(id))
+      bool after_release = released_at_ != kNever && !ended_before_release_[s.end];
+      if (r.cmd_start[id] == kNever || r.cmd_end[id] == kNever || after_release || hung_cmd_.count(id))
         r.cmd_start[id] = r.cmd_end[id] = kNever;
       r.untimed[id] = !s.timed;
     }
     r.cmd_t0 = r.cmd_start, r.cmd_t1 = r.cmd_end;
     r.host_timed = b_.host_clock_shared();
+    r.device_skew = b_.device_skew_ns();
     r.host_order.assign(nh, kNever);
     for (uint32_t h = 0; h < nh; ++h)
       if (uint64_t at = load(&m_.times[2 * plan_.host_slot[h]]); at < released_at_) r.host_order[h] = at;
@@ -242,12 +282,16 @@ class Replayer {
         for (uint32_t x : active) {
           const Access &p = t_.accesses[x], &q = t_.accesses[a];
           if (owner[x] == owner[a] || !(p.write || q.write) || p.hi <= q.lo || q.hi <= p.lo) continue;
-          if (s < r.end(owner[x]) && r.start(owner[x]) < r.end(owner[a])) r.overlaps.push_back({x, a});
+          uint64_t skew = device_of(owner[x]) == device_of(owner[a]) ? 0 : r.device_skew;
+          if (s + skew < r.end(owner[x]) && r.start(owner[x]) + skew < r.end(owner[a])) r.overlaps.push_back({x, a});
         }
         active.push_back(a);
       }
     }
   }
+
+  // A command's device (host statements: none), for the skew between devices' clocks.
+  uint32_t device_of(EventRef e) const { return e.host ? kNone : t_.program->queues[t_.cmds[e.id].queue].device; }
 
   const Trace& t_;
   const Plan& plan_;
@@ -258,6 +302,7 @@ class Replayer {
   ReplayRun out_;
   std::set<uint32_t> hung_cmd_;
   uint64_t released_at_ = kNever;  // when the watchdog first wrote a word
+  std::vector<char> ended_before_release_;  // per slot: whether its probe had finished then
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Replay (devices/plan.h, replay.h, backend.h): the plan as golden text for the three queue
 // mappings and the wrap rule, and replays through the sim back end: races seen as data,
 // determinism, the watchdog, and the failure paths of loading a GPU library.
+#include <cstdlib>
 #include <doctest/doctest.h>
 
 #include <set>
@@ -258,8 +259,13 @@ signal s = 0
 TEST_CASE("back ends: a library that cannot be loaded, and unknown back ends, are errors with names") {
   DynamicLibrary lib;
   std::string error;
-  CHECK_FALSE(lib.open({"libqvet-no-such-library.so.1"}, error));
+  CHECK_FALSE(lib.open("QVET_TEST_NO_SUCH_VARIABLE", {"libqvet-no-such-library.so.1"}, error));
   CHECK(error.find("libqvet-no-such-library.so.1") != std::string::npos);
+  setenv("QVET_TEST_LIBRARY", "libqvet-chosen.so.1", 1);  // the variable, when set, is the only library tried
+  error.clear();
+  CHECK_FALSE(lib.open("QVET_TEST_LIBRARY", {"libqvet-no-such-library.so.1"}, error));
+  CHECK(error.find("libqvet-chosen.so.1") != std::string::npos);
+  unsetenv("QVET_TEST_LIBRARY");
   error.clear();
   CHECK_FALSE(make_backend("tpu", error));
   CHECK(error.find("tpu") != std::string::npos);

@@ -4,14 +4,13 @@
 // cuStreamWriteValue64/32). qvet links no CUDA library, so it builds and runs without a driver;
 // `open` then says which library or call failed.
 //
-// One primary context per physical GPU; logical devices map onto physical GPUs (several may share
-// one). Words, cells and the log live in one pinned, portable, mapped host allocation that every
-// context and the host reach. The probe kernel is the embedded PTX (devices/probe_code.h), loaded
-// with cuModuleLoadData into each context. open() requires, per GPU used:
+// A GpuApi (devices/gpu_stream.h, which does the rest): one primary context per physical GPU; the
+// host allocation from cuMemHostAlloc (portable, mapped). The probe kernel is the embedded PTX
+// (devices/probe_code.h), loaded with cuModuleLoadData into each context. open() requires, per GPU used:
 //   CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS (64-bit waits and writes on words),
 //   CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, and CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING.
-// Every probe logs on the host's clock (CLOCK_MONOTONIC): per GPU, %globaltimer's lead over it
-// is measured at open and subtracted by the probe. CUDA_DEVICE_MAX_CONNECTIONS is raised to 32
+// %globaltimer counts ns, so calibration measures only its lead. QVET_CUDA_LIBRARY names another
+// library to load (the tests' stand-in, tests/fake_drivers/). CUDA_DEVICE_MAX_CONNECTIONS is raised to 32
 // (unless set) so that a blocked wait does not stall unrelated streams sharing a hardware queue;
 // a GPU running more streams than that may still report a false hang.
 #pragma once

@@ -3,13 +3,11 @@
 // words are hipStreamWaitValue64/32 (flag hipStreamWaitValueGte) and hipStreamWriteValue64/32;
 // the probe kernel is one of the embedded AMD code objects (devices/probe_code.h), the first that
 // hipModuleLoadData accepts on the device (no device-property struct is read: its layout
-// changed between ROCm releases). Per GPU, s_memrealtime's rate and its lead over the host's clock
-// are measured at open (probes a known host interval apart) and passed to every probe, so that
-// it logs nanoseconds on the host's clock. GPU_MAX_HW_QUEUES is raised to 16 (unless set) so that a
+// changed between ROCm releases). A GpuApi (devices/gpu_stream.h, which does the rest, including
+// the calibration of s_memrealtime's rate and lead). QVET_HIP_LIBRARY names another library to
+// load (the tests' stand-in, tests/fake_drivers/). GPU_MAX_HW_QUEUES is raised to 16 (unless set) so that a
 // blocked wait does not stall unrelated streams sharing a hardware queue. hipStreamWaitValueGte
 // compares unsigned (HIP's documentation); the plan's spin rule is CUDA's, harmless here.
-// Logical devices map onto physical GPUs as in the cuda back end; memory is one pinned, portable,
-// mapped host allocation.
 #pragma once
 #include <memory>
 

@@ -2,6 +2,7 @@
 // and wake), each queue's and the host's steps, and --engine checked's comparison with the plain
 // rule (model/wait_rule.h).
 #include "model/engine.h"
+#include "model/writer_index.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +10,8 @@
 #include <string>
 
 namespace qvet {
+
+Engine::~Engine() = default;
 
 Engine::Engine(const Trace& t, Overrides overrides, EngineMode mode)
     : overrides_(std::move(overrides)), mode_(mode), t_(t), p_(*t.program), nq_(t.program->queues.size()) {
@@ -117,7 +120,8 @@ Engine::Engine(const Trace& t, Overrides overrides, EngineMode mode)
       next_wait_[list[k]] = uint32_t(next);
       if (t.cmds[list[k]].op == CmdOp::Wait) next = list[k];
     }
-  index_.resize(p_.signals.size());
+  index_ = std::make_unique<WriterIndexes>();
+  index_->per_signal.resize(p_.signals.size());
   unprocessed_.resize(p_.signals.size());
   chained_max_.assign(p_.signals.size(), 0);
   chained_meets_.resize(p_.signals.size());

@@ -36,9 +36,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include <ext/pb_ds/assoc_container.hpp>
-#include <ext/pb_ds/tree_policy.hpp>
-
 #include "core/max_tree.h"
 #include "model/candidate_tree.h"
 #include "model/chain_index.h"
@@ -147,6 +144,9 @@ class EngineObserver {
   virtual void on_wait(const WaitResolution&) {}
 };
 
+struct WriterIndex;
+struct WriterIndexes;
+
 class Engine {
  public:
   // What a forced wait (below) learns, from an earlier run's clocks, and whether the initial value
@@ -159,6 +159,7 @@ class Engine {
   static uint64_t event_key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
 
   explicit Engine(const Trace& t, Overrides overrides = {}, EngineMode mode = EngineMode::Indexed);
+  ~Engine();
   void run(EngineObserver& obs);
   // The least fixed point of the wait rule. When every agent is stuck on waits that each could be
   // released by a write already made or by one held back behind another of them, one of them is
@@ -560,13 +561,10 @@ class Engine {
   // writer, each at both widths. A wait looks only at the writers that can matter to it, not at
   // every writer of its signal (one signal written by thousands of queues).
   // `pending` counts its members at least a value in O(log n) (foresee asks how many there are).
-  using CountedSet = __gnu_pbds::tree<std::pair<uint64_t, uint32_t>, __gnu_pbds::null_type, std::less<>, __gnu_pbds::rb_tree_tag,
-                                      __gnu_pbds::tree_order_statistics_node_update>;
-  struct WriterIndex {
-    std::set<std::pair<uint64_t, uint32_t>> done, done32;
-    CountedSet pending, pending32;
-  };
-  std::vector<WriterIndex> index_;
+  // (model/writer_index.h: GCC's order-statistics tree is slow to parse, so only the engine's own
+  // files see it.)
+  std::unique_ptr<WriterIndexes> index_;
+  WriterIndex& writer_index(uint32_t signal) const;
   void index_pending(uint32_t signal, uint32_t pos, bool add);
   // A live writer's largest value still to write (its key in WriterIndex::pending); false if none.
   bool pending_top(const AgentWrites& aw, bool narrow, uint64_t& key) const;

@@ -2,6 +2,7 @@
 // index), in two passes (what the wait knows of each writer, then the candidates), through each
 // chained writer's ChainIndex; the plain rule it is checked against is model/wait_rule.cpp.
 #include "model/engine.h"
+#include "model/writer_index.h"
 
 #include <algorithm>
 
@@ -101,8 +102,8 @@ void Engine::index_pending(uint32_t s, uint32_t pos, bool add) {
   const AgentWrites& aw = by_agent_[s][pos];
   if (aw.processed == aw.idx.size()) return;
   std::pair<uint64_t, uint32_t> wide{aw.suffix_max[aw.processed], pos}, low{aw.suffix_max32[aw.processed], pos};
-  if (add) index_[s].pending.insert(wide), index_[s].pending32.insert(low);
-  else index_[s].pending.erase(wide), index_[s].pending32.erase(low);
+  if (add) writer_index(s).pending.insert(wide), writer_index(s).pending32.insert(low);
+  else writer_index(s).pending.erase(wide), writer_index(s).pending32.erase(low);
 }
 
 uint32_t Engine::pos_of(uint32_t s, uint32_t agent) const {
@@ -112,7 +113,7 @@ uint32_t Engine::pos_of(uint32_t s, uint32_t agent) const {
 }
 
 void Engine::matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const {
-  const auto& done = cond.narrow() ? index_[cond.signal].done32 : index_[cond.signal].done;
+  const auto& done = cond.narrow() ? writer_index(cond.signal).done32 : writer_index(cond.signal).done;
   for (auto it = done.lower_bound({cond.threshold, 0}); it != done.end(); ++it) out.push_back(it->second);
 }
 
@@ -194,7 +195,7 @@ bool Engine::resolvable(EventRef w, const WaitCond& cond, const Clock& start, ui
     return true;
   };
   if (!indexed(cond)) return std::none_of(by_agent_[cond.signal].begin(), by_agent_[cond.signal].end(), blocks);
-  const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+  const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
   for (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end(); ++it)
     if (blocks(by_agent_[cond.signal][it->second])) return false;
   return true;

@@ -3,6 +3,7 @@
 // candidates (resolve_unlisted), shared candidate lists of waits that know no write, and the
 // per-signal trees a clock's nodes remember answers in (ManyLatest).
 #include "model/engine.h"
+#include "model/writer_index.h"
 
 #include <algorithm>
 #include <functional>
@@ -642,7 +643,7 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   SignalWrite& w = writes_[s][index];
   if (w.narrow) w.value = written_word(high_half_before(s, end), w.value, 32);
   AgentWrites* aw = &by_agent_[s][w.pos];
-  WriterIndex& ix = index_[s];
+  WriterIndex& ix = writer_index(s);
   index_pending(s, w.pos, false);
   if (aw->processed) ix.done.erase({aw->processed_max, w.pos}), ix.done32.erase({aw->processed_max32, w.pos});
   find_cover(s, w, end);

@@ -1,6 +1,7 @@
 // When every agent is stuck: what the stuck waits prove of each other from below (derive,
 // inherit, foresee), the stuck graph, forced waits, and deadlocks (unstick, deadlock_group).
 #include "model/engine.h"
+#include "model/writer_index.h"
 
 #include <algorithm>
 #include <climits>
@@ -88,12 +89,12 @@ class KeyCounts {
 // Each fact holds in the least fixed point, so no round of `refine` is needed for them; where
 // nothing is cleared, `unstick` forces a wait as before. Cost: O(writers + waits log^2) per episode.
 bool Engine::has_done(const WaitCond& cond) const {
-  const auto& done = cond.narrow() ? index_[cond.signal].done32 : index_[cond.signal].done;
+  const auto& done = cond.narrow() ? writer_index(cond.signal).done32 : writer_index(cond.signal).done;
   return cond.met_by(init_[cond.signal]) || done.lower_bound({cond.threshold, 0}) != done.end();
 }
 
 uint64_t Engine::pending_meeting(const WaitCond& cond) const {
-  const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+  const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
   return pending.size() - pending.order_of_key({cond.threshold, 0});
 }
 
@@ -129,7 +130,7 @@ void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   // between the two (waits whose thresholds fall, each on the same pending writers, took an
   // episode each: thousands of stuck heads each time).
   if (cond.threshold < pf.v) {
-    const auto& pending = cond.narrow() ? index_[cond.signal].pending32 : index_[cond.signal].pending;
+    const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
     ++work_;
     if (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end() && it->first < pf.v) return;
   }
@@ -192,7 +193,7 @@ bool Engine::derive() {
   };
   std::vector<Pending> pend(keys.size());
   for (size_t k = 0; k < keys.size(); ++k) {
-    const auto& set = keys[k].second ? index_[keys[k].first].pending32 : index_[keys[k].first].pending;
+    const auto& set = keys[k].second ? writer_index(keys[k].first).pending32 : writer_index(keys[k].first).pending;
     pend[k].values.assign(set.begin(), set.end());
     pend[k].suffix.assign(pend[k].values.size() + 1, 0);
     for (size_t i = pend[k].values.size(); i-- > 0;) pend[k].suffix[i] = pend[k].suffix[i + 1] + pend[k].values[i].second;
@@ -348,7 +349,7 @@ void Engine::stuck_edges(int i, std::vector<int>& to_list) {
     if (to >= 0) to_list.push_back(to);
   };
   if (indexed(n.cond)) {  // only the live writers with a pending value that meets it
-    const auto& pending = n.cond.narrow() ? index_[n.cond.signal].pending32 : index_[n.cond.signal].pending;
+    const auto& pending = n.cond.narrow() ? writer_index(n.cond.signal).pending32 : writer_index(n.cond.signal).pending;
     for (auto it = pending.lower_bound({n.cond.threshold, 0}); it != pending.end(); ++it, ++work_) edge(by_agent_[n.cond.signal][it->second]);
   } else {
     work_ += by_agent_[n.cond.signal].size();
@@ -442,7 +443,7 @@ void Engine::unstick() {
     if (!fresh) continue;
     Chain& c = chains.emplace_back();
     c.signal = n.cond.signal, c.narrow = n.cond.narrow();
-    for (auto [key, pos] : c.narrow ? index_[c.signal].pending32 : index_[c.signal].pending) {
+    for (auto [key, pos] : c.narrow ? writer_index(c.signal).pending32 : writer_index(c.signal).pending) {
       const AgentWrites& aw = by_agent_[c.signal][pos];
       ++work_;
       int head = aw.agent == kHostAgent ? -1 : node_of_queue[aw.agent];

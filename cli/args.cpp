@@ -72,6 +72,10 @@ Args parse_args(int argc, char** argv, int start) {
       i128 op = parse_number(v, "--ignore-packet");
       if (op < 0 || op > f->max_packet)
         throw UsageError{"--ignore-packet " + fmt + ":N takes " + std::string(f->packet_word) + " 0 to " + format_hex(f->max_packet)};
+      if (const char* name = f->decoded_packet(uint32_t(op)))
+        throw UsageError{"--ignore-packet " + fmt + ":" + format_hex(uint32_t(op)) + ": the decoder reads " + name +
+                         " as a command or its ordering, so skipping it would drop what the stream does; only " + f->packet_word +
+                         "s it does not decode can be skipped"};
       a.load.ignored_packets.push_back({fmt, uint32_t(op)});
     } else if (is("--param")) {
       std::string v = value("--param");

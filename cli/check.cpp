@@ -34,7 +34,7 @@ const char* const kCheckHelp =
     "                             alone: slow, for reference), checked (both; exit 3 where they differ)\n"
     "  --witness[=FILE]           give each race a schedule in which its accesses overlap; FILE: also as JSON\n"
     "  --ignore-packet [FMT:]0xN  an opcode (amd-pm4, the default FMT) or method a stream may hold, skipped\n"
-    "                             with its body (repeatable; docs/encoded.md)\n"
+    "                             with its body (repeatable; not one the decoder reads; docs/encoded.md)\n"
     "  FILE may be `-` for standard input.\n";
 
 namespace {

@@ -12,10 +12,12 @@ namespace qvet {
 
 const std::vector<StreamFormat>& stream_formats() {
   static const std::vector<StreamFormat> formats = {
-      {"amd-pm4", Arch::Amd, 1 << unsigned(EngineKind::Compute), "opcode", 0xff, amd::decode_pm4, amd::encode_pm4},
-      {"amd-sdma", Arch::Amd, 1 << unsigned(EngineKind::Copy), "opcode", 0xff, amd::decode_sdma, amd::encode_sdma},
-      {"nv", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decode_nv, nv::encode_nv},
-      {"nv-gpfifo", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decode_nv_gpfifo, nv::encode_nv_gpfifo},
+      {"amd-pm4", Arch::Amd, 1 << unsigned(EngineKind::Compute), "opcode", 0xff, amd::pm4_decoded_packet, amd::decode_pm4, amd::encode_pm4},
+      {"amd-sdma", Arch::Amd, 1 << unsigned(EngineKind::Copy), "opcode", 0xff, amd::sdma_decoded_packet, amd::decode_sdma, amd::encode_sdma},
+      {"nv", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decoded_method, nv::decode_nv,
+       nv::encode_nv},
+      {"nv-gpfifo", Arch::Nv, 1 << unsigned(EngineKind::Compute) | 1 << unsigned(EngineKind::Copy), "method", 0x3ffc, nv::decoded_method,
+       nv::decode_nv_gpfifo, nv::encode_nv_gpfifo},
   };
   return formats;
 }

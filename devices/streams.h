@@ -93,6 +93,9 @@ struct StreamFormat {
   // What `--ignore-packet FORMAT:N` names: "opcode" (PM4, SDMA) or "method" (NVIDIA).
   const char* packet_word;
   uint32_t max_packet;  // the largest N
+  // The name of a packet the decoder reads as a command or its ordering, which `--ignore-packet`
+  // may not skip (skipping it would drop what the program does, silently); null for the others.
+  const char* (*decoded_packet)(uint32_t packet);
   StreamResult (*decode)(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt);
   // One batch's commands to a stream. Throws CannotEncode.
   std::string (*encode)(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space);

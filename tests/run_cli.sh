@@ -96,6 +96,12 @@ cmp -s corpus/amd_overlap_bug.hcq "$tmp/self.hcq" || { echo "encode over its inp
 "$qvet" encode "$tmp/p.json" -o "$tmp/enc3" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode of JSON: want exit 2"; exit 1; }
 "$qvet" encode corpus/encoded/eager_pm4_fixed.hcq -o "$tmp/enc4" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode of a stream program: want exit 2"; exit 1; }
 "$qvet" check --ignore-packet nosuch:0x1 "$ex" >/dev/null 2>&1; [ $? = 2 ] || { echo "--ignore-packet of an unknown format: want exit 2"; exit 1; }
+# A packet the decoder reads (a dispatch, a copy's LAUNCH_DMA) cannot be skipped: that would drop
+# commands and turn a racy stream clean.
+for p in 0x15 amd-sdma:0x1 nv:0x300; do
+  "$qvet" check --ignore-packet $p corpus/encoded/pm4_no_flush_bug.hcq >/dev/null 2>"$tmp/ip.txt"; [ $? = 2 ] || { echo "--ignore-packet $p: want exit 2"; exit 1; }
+  grep -q "the decoder reads .* as a command or its ordering" "$tmp/ip.txt" || { echo "--ignore-packet $p: want the reason"; cat "$tmp/ip.txt"; exit 1; }
+done
 set -e
 cp corpus/amd_overlap_bug.hcq "$tmp/we ird\"name.hcq"
 "$qvet" encode "$tmp/we ird\"name.hcq" -o "$tmp/enc5" >/dev/null

@@ -341,6 +341,8 @@ std::string encode_pm4(const std::vector<ConcreteCommand>& cmds, const EncodeQue
   return Encoder(q, space).run(cmds);
 }
 
+const char* pm4_decoded_packet(uint32_t op) { return op == pm4::kNop ? nullptr : pm4::op_name(op); }
+
 StreamResult decode_pm4(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
   return Decoder(b, opt).run(bytes, file);
 }

@@ -21,6 +21,8 @@ namespace qvet::amd {
 // Throws InputError. `file` is the stream's SourceSet index. `result.overlap` is set when a
 // dispatch is not followed by EVENT_WRITE CS_PARTIAL_FLUSH before the next dispatch or the
 // stream's end (the queue must be `ordering overlap`); `unflushed` is that dispatch.
+// The name of an opcode decode_pm4 reads (every one it knows but NOP), for --ignore-packet.
+const char* pm4_decoded_packet(uint32_t op);
 StreamResult decode_pm4(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt = {});
 
 // One batch of an amd compute queue as tinygrad's AMDComputeQueue lowers it (semantics.md's notes,

@@ -272,6 +272,11 @@ std::string encode_sdma(const std::vector<ConcreteCommand>& cmds, const EncodeQu
   return Encoder(q, space).run(cmds);
 }
 
+const char* sdma_decoded_packet(uint32_t op) {
+  bool reads = op == sdma::kCopy || op == sdma::kFence || op == sdma::kPollRegmem || op == sdma::kTimestamp || op == sdma::kIndirect;
+  return reads ? sdma::op_name(op) : nullptr;
+}
+
 StreamResult decode_sdma(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
   return Decoder(b, opt).run(bytes, file);
 }

@@ -20,6 +20,9 @@ namespace qvet::amd {
 
 // Throws InputError. `file` is the stream's SourceSet index. SDMA runs its packets one after
 // another: the result never asks for an overlap queue.
+// The name of an op decode_sdma reads as a command or a wait (COPY, FENCE, POLL_REGMEM,
+// TIMESTAMP, INDIRECT), for --ignore-packet.
+const char* sdma_decoded_packet(uint32_t op);
 StreamResult decode_sdma(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt = {});
 
 // One batch of an amd copy queue as tinygrad's AMDCopyQueue lowers it: POLL_REGMEM for a wait,

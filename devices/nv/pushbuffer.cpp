@@ -689,6 +689,13 @@ class Encoder {
 
 }  // namespace
 
+const char* decoded_method(uint32_t m) {
+  if (m == kHostNop) return nullptr;
+  if (const char* n = host_name(m)) return n;
+  if (const char* n = compute_name(m)) return n;
+  return copy_name(m);
+}
+
 StreamResult decode_nv(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
   return Decoder(b, opt).run(bytes, file);
 }

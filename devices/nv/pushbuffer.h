@@ -24,6 +24,8 @@ namespace qvet::nv {
 // Throws InputError. `result.overlap` is set when a launch follows an exec with neither
 // dependent-QMD chaining nor a wait for idle between (the two kernels overlap, which the chained
 // mode cannot say); `unflushed` is that launch.
+// The name of a method decode_nv reads (host, compute or copy class; not NOP), for --ignore-packet.
+const char* decoded_method(uint32_t m);
 StreamResult decode_nv(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt = {});
 
 // The GPFIFO format `nv-gpfifo`: 8-byte entries, each naming a pushbuffer segment (a region) that is

@@ -15,15 +15,26 @@ namespace qvet {
 
 namespace {
 
-// Where the encoder puts things: far apart, so that no buffer reaches a signal or a region.
-constexpr uint64_t kBufferBase = 0x100000000ull, kSignalBase = 0x800000000ull, kKernelBase = 0x900000000ull,
-                   kRegionBase = 0xa00000000ull;
+// Where the encoder puts things: buffers from 4 GiB, then signals, kernels and regions each from
+// its own 4 GiB boundary past everything before (32, 36 and 40 GiB while the buffers fit below
+// 32 GiB), so that nothing reaches anything else.
+constexpr uint64_t kBufferBase = 0x100000000ull, kSignalBase = 0x800000000ull, kSpan = 0x100000000ull;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
 class Space : public EncodeSpace {
  public:
-  explicit Space(const Program& p) : p_(p) {}
+  // Throws InputError when the program's buffers do not fit below the top of the address space.
+  explicit Space(const Program& p) : p_(p) {
+    unsigned __int128 end = kBufferBase;
+    for (const Buffer& b : p.buffers)
+      if (b.size.is_constant() && !b.is_view()) end += align_up(std::max<uint64_t>(uint64_t(b.size.constant), 1), 0x10000);
+    if (end > (unsigned __int128)(UINT64_MAX - 4 * kSpan))
+      throw InputError{{p.file, 0, 0}, "the program's buffers take more address space than encode can lay out below 2^64"};
+    signal_base_ = std::max<uint64_t>(kSignalBase, align_up(uint64_t(end), kSpan));
+    next_kernel_ = kernel_base_ = signal_base_ + kSpan;
+    next_region_ = region_base_ = kernel_base_ + kSpan;
+  }
 
   uint64_t buffer_addr(uint32_t base) override {
     auto [it, fresh] = buffers_.try_emplace(base, 0);
@@ -34,7 +45,7 @@ class Space : public EncodeSpace {
     return it->second;
   }
   uint64_t signal_addr(uint32_t s) override {
-    auto [it, fresh] = signals_.try_emplace(s, kSignalBase + 16 * signals_.size());
+    auto [it, fresh] = signals_.try_emplace(s, signal_base_ + 16 * signals_.size());
     return it->second;
   }
   uint64_t kernel_addr(const std::string& name, const std::vector<StreamBinding::KernelArg>& args, uint64_t align) override {
@@ -71,13 +82,14 @@ class Space : public EncodeSpace {
   std::vector<Kernel> kernels_;
   std::set<std::string> bound_, reserved_;
   std::map<uint64_t, std::string> regions_;  // node-based: region() references stay valid
-  uint64_t next_buffer_ = kBufferBase, next_kernel_ = kKernelBase, next_region_ = kRegionBase;
+  uint64_t signal_base_ = 0, kernel_base_ = 0, region_base_ = 0;
+  uint64_t next_buffer_ = kBufferBase, next_kernel_ = 0, next_region_ = 0;
 
-  // All regions as one file's bytes, from kRegionBase (gaps zero).
+  // All regions as one file's bytes, from region_base_ (gaps zero).
   std::string memory() const {
     std::string m;
     for (auto& [a, b] : regions_) {
-      m.resize(a - kRegionBase, '\0');
+      m.resize(a - region_base_, '\0');
       m += b;
     }
     return m;
@@ -178,6 +190,10 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
   for (auto& f : opt.formats)
     if (!find_stream_format(f)) throw InputError{{p.file, 0, 0}, "unknown stream format '" + f + "'"};
 
+  // The binding is encode's to write: a second one would name the same things twice.
+  if (p.binding.line)
+    throw InputError{p.binding, "this program already binds bytes to names (`at`, `kernel`, `region`), and encode writes that binding "
+                                "itself: encode the program without it (docs/encoded.md)"};
   EncodeOutput out;
   Space space(p);
   for (auto& k : p.kernels) space.reserve_name(k);
@@ -246,7 +262,7 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
   for (auto& [s, addr] : space.signals_) binding.signals.push_back({addr, 16, p.signals[s].name, {}});
   for (auto& k : space.kernels_) binding.kernels.push_back({k.addr, k.bound, k.args, {}});
   std::string memory = space.memory();
-  if (!memory.empty()) binding.regions.push_back({kRegionBase, "mem", memory, 1, {}});
+  if (!memory.empty()) binding.regions.push_back({space.region_base_, "mem", memory, 1, {}});
   std::vector<std::string> file_names = {"", mem_file};  // Loc.file: 1 the region, 2 + i batch i
   std::map<std::pair<uint32_t, uint32_t>, std::pair<std::string, uint32_t>> cmd_place;  // (file, line) -> (FILE, DWORD)
   for (size_t i = 0; i < batches.size(); ++i) {
@@ -333,7 +349,7 @@ EncodeOutput encode_program(const Program& p, const SourceSet& src, const Encode
     }
     binding_lines.push_back("kernel " + k.bound + " at " + format_hex(k.addr) + " args(" + args + ")");
   }
-  if (!memory.empty()) binding_lines.push_back("region mem at " + format_hex(kRegionBase) + " file \"" + mem_file + "\"");
+  if (!memory.empty()) binding_lines.push_back("region mem at " + format_hex(space.region_base_) + " file \"" + mem_file + "\"");
   uint32_t insert_at = uint32_t(lines.size()) + 1;
   for (const Stmt& s : p.stmts)
     if (s.kind >= StmtKind::Submit) {

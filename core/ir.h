@@ -164,6 +164,9 @@ struct Program {
   // The stream and region files that decoded commands' Locs point into (docs/encoded.md): their
   // SourceSet index and name without directories, for messages that name another command.
   std::map<uint32_t, std::string> stream_files;
+  // Where the program first binds bytes to names (an `at`, `kernel` or `region`: docs/encoded.md);
+  // line 0 when it binds none.
+  Loc binding;
 
   std::vector<std::string> var_names() const;
   std::string object_name(ObjectRef o) const {

@@ -96,6 +96,13 @@ cmp -s corpus/amd_overlap_bug.hcq "$tmp/self.hcq" || { echo "encode over its inp
 "$qvet" encode "$tmp/p.json" -o "$tmp/enc3" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode of JSON: want exit 2"; exit 1; }
 "$qvet" encode corpus/encoded/eager_pm4_fixed.hcq -o "$tmp/enc4" >/dev/null 2>&1; [ $? = 2 ] || { echo "encode of a stream program: want exit 2"; exit 1; }
 "$qvet" check --ignore-packet nosuch:0x1 "$ex" >/dev/null 2>&1; [ $? = 2 ] || { echo "--ignore-packet of an unknown format: want exit 2"; exit 1; }
+# encode writes the binding itself: a program that has one is refused at its first `at`; buffers
+# past 28 GiB push the signals above them, and the program written checks.
+printf 'device g nv\nsignal s on g = 0\nqueue c on g compute\nbuffer b on g 4K at 0x10000\nsubmit c {\n  exec k writes b\n  signal s = 1\n}\n' >"$tmp/bound.hcq"
+"$qvet" encode "$tmp/bound.hcq" -o "$tmp/enc_bound" 2>"$tmp/enc1.txt"; [ $? = 2 ] || { echo "encode of a bound program: want exit 2"; exit 1; }
+grep -q "bound.hcq:4:[0-9]*: error: this program already binds bytes to names" "$tmp/enc1.txt" || { echo "encode: want the first 'at'"; cat "$tmp/enc1.txt"; exit 1; }
+printf 'device g nv\nsignal s on g = 0\nqueue c on g compute\nbuffer b on g 30G\nsubmit c {\n  exec k writes b\n  signal s = 1\n}\nwait s >= 1\n' >"$tmp/big.hcq"
+"$qvet" encode "$tmp/big.hcq" -o "$tmp/enc_big" >/dev/null 2>&1 && (cd "$tmp/enc_big" && "$qvet" check big.hcq >/dev/null) || { echo "encode of a 30 GiB buffer: want a program that checks"; exit 1; }
 # A packet the decoder reads (a dispatch, a copy's LAUNCH_DMA) cannot be skipped: that would drop
 # commands and turn a racy stream clean.
 for p in 0x15 amd-sdma:0x1 nv:0x300; do

@@ -361,9 +361,13 @@ class Parser {
   // `at ADDR` after a buffer or signal declaration: the thing occupies [ADDR, ADDR + size).
   void place(std::vector<StreamBinding::Placed>& table, const std::string& name, uint64_t size) {
     Loc l = take().loc;
+    note_binding(l);
     uint64_t addr = address();
     claim(placed_, addr, size, name, l);
     table.push_back({addr, size, name, l});
+  }
+  void note_binding(const Loc& l) {
+    if (!b_.program().binding.line) b_.program().binding = l;
   }
   // [addr, addr + size) for `name`, unless it passes 2^64 or overlaps an earlier claim in `m`.
   void claim(std::map<uint64_t, Claim>& m, uint64_t addr, uint64_t size, const std::string& name, const Loc& l) {
@@ -398,7 +402,7 @@ class Parser {
     const Token& nt = take();
     std::string name(nt.text);
     if (is_keyword(name)) fail(nt.loc, "'" + name + "' is a reserved keyword and cannot name anything");
-    take();  // at
+    note_binding(take().loc);  // at
     Loc al = peek().loc;
     uint64_t addr = address();
     if (kernel) {

@@ -67,7 +67,7 @@ class Elaborator {
     Count n;
     std::vector<i128> binding = t_.binding;
     if (const Loc* past = count(p_->stmts, n))
-      throw InputError{*past, "program expands to more than " + std::to_string(max_events_) + " events (an implementation limit)", true};
+      throw InputError{*past, "program expands to more than " + std::to_string(max_events_) + " events (commands, byte ranges, host statements and loop iterations: an implementation limit)", true};
     t_.binding = std::move(binding);
     t_.cmds.reserve(n.cmds);
     t_.accesses.reserve(n.acc);
@@ -108,9 +108,9 @@ class Elaborator {
 
   i128 eval(const Expr& e) { return evaluate(e, t_.binding); }
   size_t steps_ = 0;
-  void budget(const Loc& loc) {
-    if (++steps_ >= max_events_)
-      throw InputError{loc, "program expands to more than " + std::to_string(max_events_) + " events (an implementation limit)", true};
+  void budget(const Loc& loc, size_t n = 1) {
+    if ((steps_ += n) >= max_events_)
+      throw InputError{loc, "program expands to more than " + std::to_string(max_events_) + " events (commands, byte ranges, host statements and loop iterations: an implementation limit)", true};
   }
   std::vector<uint32_t>& since_alloc(ObjectRef o) {
     return o.kind == ObjectRef::Buffer ? since_alloc_buf_[o.id] : since_alloc_sig_[o.id];
@@ -129,7 +129,7 @@ class Elaborator {
   }
 
   void command(const Command& c, uint32_t queue, uint32_t submit, uint32_t ctx) {
-    budget(c.loc);
+    budget(c.loc, 1 + c.reads.size() + c.writes.size());  // each byte range is an access to check
     TraceCmd tc;
     tc.op = c.op;
     tc.queue = queue;
@@ -216,6 +216,8 @@ class Elaborator {
         for (const Command& c : *body) {
           if (const Loc* l = step(c.loc)) return l;
           ++n.cmds, n.acc += c.reads.size() + c.writes.size();
+          // Each byte range is an access the checkers pair up: it counts like an event.
+          if ((n.steps += c.reads.size() + c.writes.size()) >= max_events_) return &c.loc;
         }
     }
     return nullptr;

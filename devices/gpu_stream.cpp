@@ -8,11 +8,12 @@
 
 namespace qvet {
 
+namespace {
+
+// The host's clock, ns.
 uint64_t monotonic_ns() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
-
-namespace {
 
 // One host allocation carved into what a Layout needs: words, the log's times, the calibration
 // probe's two times and its empty descriptor, cells, seen entries, scratch cells and the probe

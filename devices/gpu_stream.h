@@ -70,7 +70,4 @@ class GpuApi {
 
 std::unique_ptr<Backend> make_gpu_stream_backend(std::unique_ptr<GpuApi> api);
 
-// The host's clock, ns.
-uint64_t monotonic_ns();
-
 }  // namespace qvet

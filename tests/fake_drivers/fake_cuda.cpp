@@ -39,7 +39,7 @@ struct CUstream_st {
 };
 struct CUevent_st {
   CUctx_st* ctx;
-  fake::Event event;
+  fake::Marker last;
 };
 struct CUfunc_st {
   CUmod_st* module;
@@ -164,7 +164,7 @@ CUresult fake_cuStreamCreate(CUstream* s, unsigned flags) {
   if (!retained(current)) return CUDA_ERROR_INVALID_CONTEXT;
   if (!s || (flags != CU_STREAM_DEFAULT && flags != CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = injected("cuStreamCreate")) return r;
-  *s = new CUstream_st{current, fake::Stream(current->device, ++streams_made)};
+  *s = new CUstream_st{current, fake::Stream(++streams_made)};
   fake::created("stream");
   return CUDA_SUCCESS;
 }
@@ -188,7 +188,7 @@ CUresult fake_cuEventCreate(CUevent* e, unsigned flags) {
   if (!retained(current)) return CUDA_ERROR_INVALID_CONTEXT;
   if (!e || flags & ~unsigned(CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC | CU_EVENT_INTERPROCESS)) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = injected("cuEventCreate")) return r;
-  *e = new CUevent_st{current, fake::Event(current->device)};
+  *e = new CUevent_st{current, nullptr};
   fake::created("event");
   return CUDA_SUCCESS;
 }
@@ -205,7 +205,7 @@ CUresult fake_cuEventRecord(CUevent e, CUstream s) {
   if (CUresult r = stream_ok(s)) return r;
   if (!e || e->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;  // an event records in its own context
   auto marker = std::make_shared<std::atomic<bool>>(false);
-  e->event.last = marker;
+  e->last = marker;
   s->stream.push([marker] { marker->store(true); });
   return CUDA_SUCCESS;
 }
@@ -213,7 +213,7 @@ CUresult fake_cuEventRecord(CUevent e, CUstream s) {
 CUresult fake_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
   if (CUresult r = stream_ok(s)) return r;
   if (!e || flags) return !e ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;  // any context's event
-  if (auto marker = e->event.last) s->stream.push([marker] { fake::wait_marker(marker); });
+  if (auto marker = e->last) s->stream.push([marker] { fake::wait_marker(marker); });
   return CUDA_SUCCESS;
 }
 

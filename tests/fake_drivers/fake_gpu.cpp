@@ -123,7 +123,7 @@ bool pinned(uint64_t address, size_t bytes) {
   return address >= it->first && address + bytes >= address && address + bytes <= it->first + it->second;
 }
 
-Stream::Stream(int d, uint64_t seed) : device(d), rng_(seed), thread_([this] { run(); }) {}
+Stream::Stream(uint64_t seed) : rng_(seed), thread_([this] { run(); }) {}
 
 Stream::~Stream() {
   {
@@ -173,7 +173,7 @@ bool spin() {
   return running_stop && running_stop->load();
 }
 
-void wait_marker(const std::shared_ptr<std::atomic<bool>>& marker) {
+void wait_marker(const Marker& marker) {
   while (marker && !marker->load() && !(running_stop && running_stop->load())) std::this_thread::sleep_for(std::chrono::microseconds(5));
 }
 

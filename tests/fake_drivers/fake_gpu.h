@@ -68,13 +68,12 @@ bool pinned(uint64_t address, size_t bytes);  // whether [address, address+bytes
 class Stream {
  public:
   using Op = std::function<void()>;
-  Stream(int device, uint64_t seed);
+  explicit Stream(uint64_t seed);
   ~Stream();  // abandons the work not yet done (see abandoned()), then joins its thread
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   void push(Op op);
   bool idle();
-  const int device;
 
  private:
   void run();
@@ -87,19 +86,15 @@ class Stream {
   std::thread thread_;
 };
 
-// An event: the marker its latest record sets when the stream reaches it (none: never recorded,
+// An event is the marker its latest record sets when the stream reaches it (none: never recorded,
 // and a wait on it passes at once).
-struct Event {
-  explicit Event(int d) : device(d) {}
-  int device;
-  std::shared_ptr<std::atomic<bool>> last;
-};
+using Marker = std::shared_ptr<std::atomic<bool>>;
 
 // For code running on a stream's thread: lets the others run; true when the stream is being
 // destroyed and the running operation should stop.
 bool spin();
 // A stream's wait for an event's marker (none: passes at once).
-void wait_marker(const std::shared_ptr<std::atomic<bool>>& marker);
+void wait_marker(const Marker& marker);
 
 // A stream's wait on the word of `bytes` (4 or 8) at `address` until `met(word)`. A deaf wait (an
 // injected hang) stops polling: it ignores the word until it holds a new value that meets it and

@@ -34,7 +34,7 @@ struct ihipStream_t {
 };
 struct ihipEvent_t {
   int device;
-  fake::Event event;
+  fake::Marker last;
 };
 struct ihipModuleSymbol_t {
   ihipModule_t* module;
@@ -123,7 +123,7 @@ FAKE_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned int fla
   if (!initialized) return hipErrorNotInitialized;
   if (!s || (flags != hipStreamDefault && flags != hipStreamNonBlocking)) return hipErrorInvalidValue;
   if (hipError_t r = injected("hipStreamCreateWithFlags")) return r;
-  *s = new ihipStream_t{current, fake::Stream(current, ++streams_made)};
+  *s = new ihipStream_t{current, fake::Stream(++streams_made)};
   fake::created("stream");
   return hipSuccess;
 }
@@ -146,7 +146,7 @@ FAKE_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned flags) {
   if (!initialized) return hipErrorNotInitialized;
   if (!e || flags & ~unsigned(hipEventDisableTiming | hipEventBlockingSync | hipEventInterprocess)) return hipErrorInvalidValue;
   if (hipError_t r = injected("hipEventCreateWithFlags")) return r;
-  *e = new ihipEvent_t{current, fake::Event(current)};
+  *e = new ihipEvent_t{current, nullptr};
   fake::created("event");
   return hipSuccess;
 }
@@ -163,7 +163,7 @@ FAKE_EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) {
   if (hipError_t r = stream_ok(s)) return r;
   if (!e || e->device != s->device) return hipErrorInvalidHandle;
   auto marker = std::make_shared<std::atomic<bool>>(false);
-  e->event.last = marker;
+  e->last = marker;
   s->stream.push([marker] { marker->store(true); });
   return hipSuccess;
 }
@@ -172,7 +172,7 @@ FAKE_EXPORT hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned 
   if (hipError_t r = stream_ok(s)) return r;
   if (!e) return hipErrorInvalidHandle;
   if (flags) return hipErrorInvalidValue;
-  if (auto marker = e->event.last) s->stream.push([marker] { fake::wait_marker(marker); });
+  if (auto marker = e->last) s->stream.push([marker] { fake::wait_marker(marker); });
   return hipSuccess;
 }
 

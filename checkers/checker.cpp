@@ -256,12 +256,6 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
       note("a signal with 32-bit writes and 64-bit writes of other high halves has more writes than qvet's bound (" +
            std::to_string(limits::kMaxMixedWrites) + ") for reading each 32-bit write with every word it may leave "
            "(docs/language-notes.md): each counts with one word, so the findings on its 64-bit waits may be incomplete");
-    if (engine->group_bound_reached())
-      note("a deadlock held more stuck waits than qvet's bound (" + std::to_string(limits::kMaxCycleGroup) +
-           ") for telling its cycle from the waits blocked behind it (docs/language-notes.md): they are one finding");
-    if (engine->group_budget_reached())
-      note("telling deadlocks' cycles from the waits blocked behind them ran past qvet's budget (docs/language-notes.md): "
-           "each later group of stuck waits is one finding");
     return {std::move(ds), std::move(engine)};
   }
 }

@@ -4,6 +4,7 @@
 // or the cycle, and how much of the program never runs because of it.
 #include "checkers/checker.h"
 #include "core/max_tree.h"
+#include "model/deadlock_roots.h"
 
 namespace qvet {
 
@@ -40,7 +41,21 @@ class DeadlockChecker : public Checker {
   }
 
   void finish() override {
-    for (const Deadlock& dl : c_.e.deadlocks()) {
+    DeadlockRoots found = deadlock_roots(c_.e);
+    Loc file;  // the program's file, no line: a note about the whole check
+    if (!c_.t.host.empty()) file.file = c_.t.host[0].loc.file;
+    if (found.budget_reached)
+      c_.sink.add({"input", Severity::Note,
+                   "telling deadlock roots from the waits blocked behind them ran past qvet's budget "
+                   "(docs/language-notes.md): the deadlocks are grouped as the engine found them",
+                   file, {}, {}, {}, {}, {}});
+    if (found.reruns_reached)
+      c_.sink.add({"input", Severity::Note,
+                   "asking whether cycles of stuck waits stay stuck on their own ran past qvet's budget "
+                   "(docs/language-notes.md): the later ones were asked with their own waits released too, "
+                   "so some may be counted as blocked",
+                   file, {}, {}, {}, {}, {}});
+    for (const Deadlock& dl : found.roots) {
       EventRef last = dl.waits.back();
       Diagnostic d;
       d.set_rule(Rule::Deadlock);
@@ -91,7 +106,8 @@ class DeadlockChecker : public Checker {
       }
       if (dl.blocked_cmds || dl.blocked_host)
         d.notes.push_back({{}, "blocked by it: " + std::to_string(dl.blocked_cmds) + " device command(s) and " +
-                                   std::to_string(dl.blocked_host) + " host statement(s) never run"});
+                                   std::to_string(dl.blocked_host) + " host statement(s) never run" +
+                                   (dl.blocked_waits ? ", " + std::to_string(dl.blocked_waits) + " of them waits" : "")});
       c_.sink.add(std::move(d), c_.ctx(last));
     }
   }

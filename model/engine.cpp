@@ -34,7 +34,6 @@ Engine::Engine(const Trace& t, Overrides overrides, EngineMode mode)
   parked_on_.assign(nq_, kNone);
   stuck_node_of_queue_.assign(nq_, -1);
   tree_of_.assign(nq_, {~uint64_t(0), kNone});
-  group_budget_ = limits::kGroupBudget + limits::kGroupBudgetPerEvent * (t.cmds.size() + t.host.size());
   close_budget_ = kCloseBudget + kCloseBudgetPerEvent * (t.cmds.size() + t.host.size());
   waiting_on_.resize(p_.signals.size());
   writes_.resize(p_.signals.size());
@@ -272,6 +271,9 @@ Clock Engine::wait_start(EventRef w) const { return w.host ? host_clock_ : start
 
 Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                                   uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
+  if (!overrides_.empty())
+    if (auto it = overrides_.find(event_key(w)); it != overrides_.end() && it->second.release)
+      return release(w, cond, start, learned), WaitStep::Resolved;
   uint32_t blocker;
   if (!w.host) foresee(w, agent, cond), inherit(w, agent, cond);
   if (!forced && blocked_at == epoch(cond.signal)) return WaitStep::Blocked;

@@ -130,10 +130,14 @@ struct WaitResolution {
   bool known(size_t i) const { return i < candidates.size() && candidate_known[i]; }
 };
 
+// Stuck waits reported as one `deadlock` (model/deadlock_roots.h). The engine's own list
+// (Engine::deadlocks) is what it found stuck together while running: which agents die, not
+// how semantics.md groups them.
 struct Deadlock {
   std::vector<EventRef> waits;  // one wait (no candidate) or the waits of a cycle, in submission order
   bool cycle = false;
-  uint32_t blocked_cmds = 0, blocked_host = 0;
+  uint32_t blocked_cmds = 0, blocked_host = 0;  // commands and host statements that never run because of it
+  uint32_t blocked_waits = 0;                   // of those, the waits
 };
 
 class EngineObserver {
@@ -151,9 +155,13 @@ class Engine {
  public:
   // What a forced wait (below) learns, from an earlier run's clocks, and whether the initial value
   // is a candidate (then it learns nothing).
+  // `release`: the wait ends as soon as it is reached, learning nothing, whatever its candidates
+  // (deadlock_roots asks what stuck waits could take once the waits they need are released); its
+  // candidates are listed from the run's final clocks, as a forced wait's are.
   struct Override {
     Clock learned;
     bool initial = false;
+    bool release = false;
   };
   using Overrides = std::map<uint64_t, Override>;  // key: event_key(wait)
   static uint64_t event_key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
@@ -193,9 +201,6 @@ class Engine {
   // some write of its signal, on a chained queue read write by write, which no profile's writes
   // are past kChainDirect of: a write width no profile has) cut a scan short.
   bool bound_reached() const { return bound_reached_; }
-  // Whether a deadlock's component was too large to tell its cycle from the waits behind it
-  // (limits::kMaxCycleGroup): then it is one finding.
-  bool group_bound_reached() const { return group_bound_reached_; }
   // Whether a 64-bit wait is on a signal whose 32-bit writes may keep different high halves and
   // that has more than limits::kMaxMixedWrites writes: its 32-bit writes count with one word each (the
   // high half of the latest writes ordered before them), not with every word they may leave.
@@ -203,10 +208,6 @@ class Engine {
   // Whether the 64-bit waits on `signal` read its 32-bit writes with every word they may leave
   // (its 32-bit writes may keep different high halves; within limits::kMaxMixedWrites).
   bool reads_every_word(uint32_t signal) const { return mixed_[signal]; }
-  // Whether the deadlock analysis as a whole ran past its budget (limits::kGroupBudget plus
-  // limits::kGroupBudgetPerEvent per command and host statement, in steps of Engine::work): then each
-  // later component is one finding.
-  bool group_budget_reached() const { return group_budget_reached_; }
 
   // EngineMode::Checked: the first difference between a wait's resolution and the plain rule's
   // answer (model/wait_rule.h), with both; empty where there was none.
@@ -224,6 +225,9 @@ class Engine {
     return &writes_[t_.signal(e)][i];
   }
   const WaitResolution* resolution(EventRef wait) const;
+  // A released wait's (Override::release) candidates from the run's final clocks, listed; null
+  // for a wait that was not released.
+  const WaitResolution* released_resolution(EventRef wait) const;
   // The host's knowledge right after host event h ran (kept for frees only).
   const Clock* host_clock_at(uint32_t h) const;
   // True when `a`'s end happens before an event that knows `k`.
@@ -386,6 +390,7 @@ class Engine {
   // A forced wait's resolution: the override from an earlier run, or a lower bound of it.
   void resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                       WaitResolution& r, Clock& learned);
+  void release(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned);
   struct Forced {
     EventRef wait;
     WaitCond cond;
@@ -394,6 +399,7 @@ class Engine {
     uint32_t resolution;  // index into resolutions_
     Clock next_learned;   // settle_forced: what it learns from this run's final clocks
     bool next_initial = false;
+    bool released = false;  // Override::release: settled only when asked (released_resolution)
   };
   Overrides overrides_;
   // Closes an override's `learned` over this round: joins into it `start` and this round's end of
@@ -411,6 +417,7 @@ class Engine {
   std::vector<std::vector<uint32_t>> queue_writes_;  // per queue: the indices of its signal commands, increasing
   std::vector<uint32_t> last_host_write_;            // per host event: the last one at or before it that writes, or kNone
   std::vector<Forced> forced_;
+  mutable std::map<uint32_t, std::pair<size_t, bool>> released_;  // per released wait's resolution: its entry in forced_, settled
   // After the run: each forced wait's candidates and what it learns from the final clocks, then
   // its EngineObserver::on_wait (deferred until then).
   void settle_forced(EngineObserver& obs);
@@ -428,9 +435,6 @@ class Engine {
   // Of a strongly connected component of stuck heads (stuck_nodes_ indices) that nothing can
   // release: the waits of the deadlock to report first (those in one happens-before cycle, or one
   // with no candidate and those caught with it).
-  std::vector<int> deadlock_group(const std::vector<int>& members);
-  bool group_bound_reached_ = false, group_budget_reached_ = false;
-  uint64_t group_work_ = 0, group_budget_ = 0;  // deadlock_group's steps so far, and their bound
   // Before forcing anything: what the stuck waits prove of each other from below (sound facts of
   // the least fixed point), so that a wait whose pending candidates all come after it resolves
   // exactly, with no forcing and no further round. True when some wait was cleared.
@@ -489,7 +493,6 @@ class Engine {
   std::vector<std::vector<int>> stuck_out_;  // unstick's graph: the stuck heads, then its chain entries
   void stuck_edges(int node, std::vector<int>& to);
   void wake_parked();
-  std::vector<int> group_local_;  // deadlock_group's scratch
   void kill_agent(uint32_t agent, uint32_t deadlock, bool wake_all = true);  // wake_all: wake every parked queue
   void finish_counts();
 

@@ -566,6 +566,34 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
   return ok;
 }
 
+void Engine::release(EventRef w, const WaitCond& cond, const Clock& start, Clock& learned) {
+  WaitResolution r(w, cond);
+  r.initial_candidate = true;
+  r.adds_ordering = false;
+  learned = Clock(&t_);
+  uint32_t id = uint32_t(resolutions_.size());
+  (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
+  resolutions_.push_back(std::move(r));
+  released_[id] = {forced_.size(), false};
+  forced_.push_back({w, cond, start, learned, true, id, Clock(&t_), false, true});
+}
+
+const WaitResolution* Engine::released_resolution(EventRef w) const {
+  uint32_t id = w.host ? host_resolution_[w.id] : cmd_resolution_[w.id];
+  auto it = id == kNone ? released_.end() : released_.find(id);
+  if (it == released_.end()) return nullptr;
+  auto& [at, settled] = it->second;
+  if (!settled) {
+    const Forced& f = forced_[at];
+    WaitResolution now{f.wait, f.cond};
+    Clock learned;
+    candidates(f.wait, f.cond, f.start, true, now, learned);
+    resolutions_[id] = std::move(now);
+    settled = true;
+  }
+  return resolution(w);
+}
+
 void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                             WaitResolution& r, Clock& learned) {
   const uint32_t s = cond.signal;

@@ -83,6 +83,7 @@ Engine::Overrides Engine::refine(bool& changed) const {
 
 void Engine::settle_forced(EngineObserver& obs) {
   for (Forced& f : forced_) {
+    if (f.released) continue;  // settled when asked (released_resolution)
     WaitResolution& r = resolutions_[f.resolution];
     if (!settle_through_tree(f, r)) {
       WaitResolution now{f.wait, f.cond};

@@ -1,5 +1,6 @@
 // When every agent is stuck: what the stuck waits prove of each other from below (derive,
-// inherit, foresee), the stuck graph, forced waits, and deadlocks (unstick, deadlock_group).
+// inherit, foresee), the stuck graph, forced waits, and deadlocks (unstick). Which stuck waits
+// are reported, and how they group, is model/deadlock_roots.h's.
 #include "model/engine.h"
 #include "model/writer_index.h"
 
@@ -525,19 +526,16 @@ void Engine::unstick() {
       if (aw.processed && aw.processed_max >= n.cond.threshold) has = true;
     return has;
   };
-  // A component that nothing can release: its first group is a deadlock. True when that is the
-  // whole component (its agents are all dead).
+  // A component that nothing can release: its waits never end, and their agents are dead.
   auto settle = [&](const std::vector<int>& members) {
     Deadlock d;
-    for (int i : deadlock_group(members)) d.waits.push_back(nodes[size_t(i)].wait);
+    for (int i : members) d.waits.push_back(nodes[size_t(i)].wait);
     std::sort(d.waits.begin(), d.waits.end(), [&](EventRef a, EventRef b) { return submit_key(a) < submit_key(b); });
     d.cycle = d.waits.size() > 1;
     uint32_t cause = uint32_t(deadlocks_.size());
     deadlocks_.push_back(d);
-    // The rest of the component waits behind the group: seen as blocked (or as a deadlock of its
-    // own) once the group's agents are dead.
     for (EventRef w : d.waits) kill_agent(w.host ? kHostAgent : t_.cmds[w.id].queue, cause, false);
-    return d.waits.size() == members.size();
+    return true;
   };
   // A deadlock releases nothing. When every component numbered before a non-sink one is dead,
   // its remaining edges lie within it, if none of its waits lost its last candidate (that one
@@ -608,104 +606,6 @@ void Engine::unstick() {
 
 void Engine::wake_parked() {
   for (uint32_t q : parked_) wake(q);  // once, not once per agent killed
-}
-
-std::vector<int> Engine::deadlock_group(const std::vector<int>& members) {
-  // semantics.md: the waits whose ends lie in one strongly connected component of happens-before
-  // form one finding, and a wait with no candidate is one, with the waits it is caught in a cycle
-  // with. "Some candidate of W lies behind head H" (the graph unstick built) is more than
-  // happens-before: W's end comes after H only if every candidate of W does, and a candidate
-  // behind a wait that comes after W is none. So: from nothing, each member's set of heads that
-  // end before it (the intersection over its candidates' heads of that head and its set), leaving
-  // out candidates behind heads that come after it, until nothing changes (as the oracle does,
-  // over heads instead of events). A member then in its own set is on a cycle; one left with no
-  // candidate is a deadlock with the members after it that hold a write it could take. The group
-  // with the earliest-submitted wait is reported first; the others are looked at again once its
-  // agents are dead. Bitsets over the members: quadratic in a component's size, which is bounded.
-  size_t k = members.size();
-  if (k == 1) return members;
-  if (k > limits::kMaxCycleGroup) {
-    group_bound_reached_ = true;  // said in a note: the component is reported as one finding
-    return members;
-  }
-  // The analysis is quadratic in the component and may run once per episode (a relay of stuck
-  // queues gives up two at a time): past a budget linear in the program, each component is one
-  // finding, and a note says so.
-  if (group_work_ > group_budget_) {
-    group_budget_reached_ = true;
-    return members;
-  }
-  uint64_t work_at = work_;
-  // Per stuck head, its place among the members (entries of other heads are stale: every edge of
-  // a member leads to a member), and per member its edges.
-  auto& local = group_local_;
-  local.resize(std::max(local.size(), stuck_nodes_.size()), -1);
-  for (size_t a = 0; a < k; ++a) local[size_t(members[a])] = int(a);
-  std::vector<std::vector<int>> out(k);
-  bool multi = false;
-  for (size_t a = 0; a < k; ++a) stuck_edges(members[a], out[a]), multi |= out[a].size() > 1;
-  if (!multi) return members;  // one candidate head each: the graph is happens-before
-  size_t words = k / 64 + 1;  // (k + 63) / 64 would do; GCC -O3 fears it overflows (-Walloc-size-larger-than)
-  using Set = std::vector<uint64_t>;
-  auto has = [&](const Set& x, size_t b) { return (x[b / 64] >> (b % 64)) & 1; };
-  std::vector<Set> before(k, Set(words, 0));
-  std::vector<char> stuck(k, 0), none(k, 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t b = 0; b < k; ++b)  // what ends before a head that ends before a, ends before a
-      for (size_t a = 0; a < k; ++a)
-        if (has(before[a], b))
-          for (size_t w = 0; w < words; ++w) before[a][w] |= before[b][w];
-    work_ += k * k * words / 8 + 1;
-    for (size_t a = 0; a < k; ++a)
-      if (!stuck[a] && has(before[a], a)) stuck[a] = 1, changed = true;
-    std::vector<Set> next = before;
-    for (size_t a = 0; a < k; ++a) {
-      if (stuck[a]) continue;
-      work_ += out[a].size() * words;
-      bool first = true;
-      for (int to : out[a]) {
-        size_t b = size_t(local[size_t(to)]);
-        if (has(before[b], a)) continue;  // its write comes after this wait: no candidate
-        Set x = before[b];
-        x[b / 64] |= uint64_t(1) << (b % 64);
-        if (first) next[a] = std::move(x), first = false;
-        else for (size_t w = 0; w < words; ++w) next[a][w] &= x[w];
-      }
-      if (first) stuck[a] = none[a] = 1, changed = true;
-    }
-    changed |= next != before;
-    before = std::move(next);
-    if (group_work_ + (work_ - work_at) > group_budget_) {
-      group_work_ += work_ - work_at;
-      group_budget_reached_ = true;
-      return members;
-    }
-  }
-  group_work_ += work_ - work_at;
-  std::vector<std::vector<int>> groups;
-  std::vector<char> grouped(k, 0);
-  for (size_t a = 0; a < k; ++a) {
-    if (!stuck[a] || none[a] || grouped[a]) continue;
-    groups.emplace_back();
-    for (size_t b = a; b < k; ++b)
-      if (stuck[b] && !none[b] && !grouped[b] && (b == a || (has(before[b], a) && has(before[a], b))))
-        grouped[b] = 1, groups.back().push_back(members[b]);
-  }
-  for (size_t a = 0; a < k; ++a) {
-    if (!none[a] || grouped[a]) continue;
-    grouped[a] = 1;
-    groups.push_back({members[a]});
-    for (int to : out[a])
-      if (size_t b = size_t(local[size_t(to)]); !grouped[b] && has(before[b], a)) grouped[b] = 1, groups.back().push_back(to);
-  }
-  if (groups.empty()) return members;  // each waits for one of the others: the component is the cycle
-  auto first_key = [&](const std::vector<int>& g) {
-    uint64_t key = ~uint64_t(0);
-    for (int i : g) key = std::min(key, submit_key(stuck_nodes_[size_t(i)].wait));
-    return key;
-  };
-  return *std::min_element(groups.begin(), groups.end(), [&](auto& x, auto& y) { return first_key(x) < first_key(y); });
 }
 
 }  // namespace qvet

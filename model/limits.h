@@ -26,13 +26,15 @@ inline constexpr size_t kMaxChainedScan = 4096, kMaxChainedCandidates = 1024;
 // candidates missed on its 64-bit waits: findings may be missed.
 inline constexpr size_t kMaxMixedWrites = 128;
 
-// Telling a deadlock's cycle (or root) from the stuck waits blocked behind it: past this many
-// waits in one component, or past the budget (steps, plus so many per event), a component is
-// one finding. Notes: "a deadlock held more stuck waits than qvet's bound", "telling deadlocks'
-// cycles from the waits blocked behind them ran past qvet's budget". Error: grouping only;
-// every stuck wait is still reported or counted.
-inline constexpr size_t kMaxCycleGroup = 512;
-inline constexpr uint64_t kGroupBudget = 50'000'000, kGroupBudgetPerEvent = 1000;
+// Telling deadlock roots (model/deadlock_roots.h): steps over the stuck waits, their signals'
+// writers and the waits of each knot. Note: "telling deadlock roots ... ran past qvet's budget".
+// Error: grouping only (the engine's own grouping stands); every stuck wait is still reported
+// or counted.
+inline constexpr uint64_t kRootBudget = 50'000'000;
+// ... and the engine runs that ask a cycle's knot whether it is a root: their work (Engine::work)
+// in all, at most so much plus so many times the check's own. Note: "asking whether cycles of
+// stuck waits stay stuck on their own ran past qvet's budget". Error: grouping only, as above.
+inline constexpr uint64_t kRootRerunWork = 2'000'000, kRootRerunWorkPerRun = 16;
 
 // lost-wakeup's clock questions (plus so many per event). Note: "N waits were not checked for
 // lost wakeups". Error: lost wakeups missed at the waits left.

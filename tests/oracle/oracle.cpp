@@ -63,6 +63,7 @@ class Oracle {
   std::vector<Finding> run() {
     collect();
     fixed_point();
+    deadlock_roots();
     rules();
     return group_and_merge();
   }
@@ -86,7 +87,7 @@ class Oracle {
   };
   std::vector<Resolution> res_;
   std::vector<Raw> raw_;
-  std::vector<Finding> deadlocks_;
+  std::vector<bool> released_;   // per wait: treated as ended, learning nothing (a root test's outside)
 
   // Two nodes per event; a host statement's start and end are one instant, but a host wait's end
   // learns what its start did not know.
@@ -192,6 +193,7 @@ class Oracle {
       if (e.op == HostOp::Signal) writes_.push_back({{true, h}, e.signal, uint64_t(e.value), false});
       if (e.op == HostOp::Wait) waits_.push_back({{true, h}, e.signal, uint64_t(e.value), ~uint64_t(0), e.value >= 0 && e.value <= kU64Max});
     }
+    released_.resize(waits_.size(), false);
   }
 
   void closure() {
@@ -273,21 +275,23 @@ class Oracle {
   }
 
   // semantics.md, "Signals and waits": the candidates of wait `i` under the current relation.
-  Resolution candidates(size_t i) const {
+  // `with_dead`: among every write, also those that never run (what a stuck wait needs).
+  Resolution candidates(size_t i, bool with_dead = false) const {
     const WaitInfo& W = waits_[i];
     Resolution r;
+    if (released_[i]) return r.initial = true, r;
     bool any_before = false;
     for (size_t c = 0; c < writes_.size(); ++c) {
       const Write& w = writes_[c];
-      if (w.signal != W.signal || dead(w.ev)) continue;
+      if (w.signal != W.signal || (!with_dead && dead(w.ev))) continue;
       if (hb(E(w.ev), S(W.ev))) any_before = true;
       std::vector<size_t> lenders;
-      if (hb(E(W.ev), E(w.ev)) || E(W.ev) == E(w.ev) || !may_meet(c, W, &lenders)) continue;
+      if (hb(E(W.ev), E(w.ev)) || E(W.ev) == E(w.ev) || !may_meet(c, W, &lenders, with_dead)) continue;
       bool overwritten = false;
       for (size_t d = 0; d < writes_.size() && !overwritten; ++d) {
         const Write& o = writes_[d];
-        overwritten = d != c && o.signal == W.signal && !dead(o.ev) && hb(E(w.ev), E(o.ev)) && hb(E(o.ev), S(W.ev)) &&
-                      !may_meet(d, W);
+        overwritten = d != c && o.signal == W.signal && (with_dead || !dead(o.ev)) && hb(E(w.ev), E(o.ev)) &&
+                      hb(E(o.ev), S(W.ev)) && !may_meet(d, W, nullptr, with_dead);
       }
       if (!overwritten) r.cands.push_back(c), r.lenders.push_back(std::move(lenders));
     }
@@ -390,16 +394,60 @@ class Oracle {
       std::stable_partition(groups.begin(), groups.end(), [&](auto& g) { return !held(g); });
       for (auto& g : groups) {
         // A member that another member keeps from running (later on its queue, or submitted after
-        // a host wait of the group) never starts: the cycle is reported at the waits that block.
-        std::vector<Ev> live;
-        for (size_t i : g)
-          if (!dead(waits_[i].ev) && std::none_of(g.begin(), g.end(), [&](size_t k) { return k != i && blocks(waits_[k].ev, waits_[i].ev); }))
-            live.push_back(waits_[i].ev);
-        if (live.empty()) continue;
-        if (!(live.size() == 1 && blocked(g[0]))) report_deadlock(live);
+        // a host wait of the group) never starts; the group dies with the waits that block.
+        bool live = std::any_of(g.begin(), g.end(), [&](size_t i) { return !dead(waits_[i].ev); });
+        if (!live) continue;
         for (size_t i : g) kill(waits_[i].ev);
         break;  // the first one only: what it kills may block the others, which the next pass sees
       }
+    }
+  }
+
+  // semantics.md, "Which stuck waits are reported" (v3). The stuck waits are those fixed_point
+  // killed: they never end. W needs V when what W's queue or the host must pass to reach W, or a
+  // candidate of W (among every write, also those that never run), sits behind V: V's end comes
+  // before it. Knots are the strongly connected components of "needs"; a knot is a root when some
+  // wait of it still never ends with every stuck wait outside it released, which is asked by
+  // running the whole fixed point again on the same trace. Each root is one deadlock.
+  void deadlock_roots() {
+    std::vector<size_t> st;
+    for (size_t i = 0; i < waits_.size(); ++i)
+      if (dead(waits_[i].ev)) st.push_back(i);
+    const size_t k = st.size();
+    std::vector<std::vector<bool>> path(k, std::vector<bool>(k, false));  // path[a][b]: st[a] needs st[b], maybe through others
+    for (size_t a = 0; a < k; ++a) {
+      const Ev& w = waits_[st[a]].ev;
+      Resolution r = candidates(st[a], true);
+      for (size_t b = 0; b < k; ++b) {
+        const size_t ev = E(waits_[st[b]].ev);
+        auto behind = [&](size_t x) { return hb(ev, E(writes_[x].ev)); };
+        bool needs = hb(ev, S(w));
+        for (size_t c = 0; c < r.cands.size() && !needs; ++c) {
+          const auto& lenders = r.lenders[c];
+          needs = behind(r.cands[c]) || (!lenders.empty() && std::all_of(lenders.begin(), lenders.end(), behind));
+        }
+        path[a][b] = needs;
+      }
+    }
+    for (size_t m = 0; m < k; ++m)
+      for (size_t a = 0; a < k; ++a)
+        for (size_t b = 0; b < k; ++b)
+          if (path[a][m] && path[m][b]) path[a][b] = true;
+    std::vector<bool> taken(k, false);
+    for (size_t a = 0; a < k; ++a) {
+      if (taken[a]) continue;
+      std::vector<size_t> knot;
+      for (size_t b = 0; b < k; ++b)
+        if (b == a || (path[a][b] && path[b][a])) taken[b] = true, knot.push_back(st[b]);
+      Oracle outside(t_);
+      outside.released_.assign(waits_.size(), false);
+      for (size_t i : st) outside.released_[i] = std::find(knot.begin(), knot.end(), i) == knot.end();
+      outside.collect();
+      outside.fixed_point();
+      if (std::none_of(knot.begin(), knot.end(), [&](size_t i) { return outside.dead(waits_[i].ev); })) continue;
+      std::vector<Ev> ws;
+      for (size_t i : knot) ws.push_back(waits_[i].ev);
+      report_deadlock(ws);
     }
   }
   // Waits that no run can release although each has candidates: every candidate lies behind
@@ -493,17 +541,6 @@ class Oracle {
     if (k.host) return e_submit > k.id || (e.host && e.id > k.id);
     return !e.host && t_.cmds[e.id].queue == t_.cmds[k.id].queue && t_.cmds[e.id].index > t_.cmds[k.id].index;
   }
-  // A wait whose only possible writes never run belongs to the deadlock that blocks them: a write
-  // that never runs, had it run (and the writes that never run with it), could have met it.
-  bool blocked(size_t i) const {
-    const WaitInfo& W = waits_[i];
-    for (size_t c = 0; c < writes_.size(); ++c) {
-      const Write& w = writes_[c];
-      if (w.signal == W.signal && dead(w.ev) && !hb(E(W.ev), E(w.ev)) && may_meet(c, W, nullptr, true)) return true;
-    }
-    return false;
-  }
-
   struct Acc {
     Ev ev;
     const Access* a;

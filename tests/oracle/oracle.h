@@ -1,4 +1,4 @@
-// The oracle: a second, deliberately plain reading of semantics.md and diagnostics.md (v2), for
+// The oracle: a second, deliberately plain reading of semantics.md and diagnostics.md (v3), for
 // small concrete programs only. It exists to be obviously right and to be compared with the
 // engine and the checkers (tests/oracle/differential.cpp), never to be fast: events are nodes of
 // a graph, the queue rules add edges, the wait rule is iterated to its least fixed point over a

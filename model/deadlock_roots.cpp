@@ -59,7 +59,7 @@ class Roots {
   std::vector<bool> root_comp_;
   std::vector<Deadlock> roots_;
   uint64_t budget_ = limits::kRootBudget;
-  uint64_t rerun_work_ = 0;    // of the runs that asked cycles' knots (Engine::work)
+  uint64_t rerun_work_ = 0;    // of the runs with waits released (Engine::work, every round)
   bool approximated_ = false;  // past limits::kRootRerunWork: a cycle's knot asked from the run with all released
 
   bool spend(uint64_t n) { return budget_ >= n ? (budget_ -= n, true) : (budget_ = 0, false); }
@@ -142,9 +142,32 @@ class Roots {
       bool narrow_writes = false, initial = true;
       for (const SignalWrite& x : ws) narrow_writes |= x.narrow;
       if (narrow_writes && !cond.narrow()) {
-        if (!spend(ws.size())) return false;
+        if (!spend(4 * ws.size())) return false;
+        // The host's last 64-bit write before the wait starts lands after every write it follows.
+        const SignalWrite* last_host = nullptr;
         for (const SignalWrite& x : ws)
-          if (!x.narrow && !after(w, x.event)) high = std::max(high, x.value & ~kLowHalf), initial = initial && !before(x.event, w);
+          if (!x.narrow && before(x.event, w) && (!last_host || x.event.id > last_host->event.id)) last_host = &x;
+        auto hidden = [&](const SignalWrite& x) {
+          if (!last_host || &x == last_host) return false;
+          if (x.event.host) return x.event.id < last_host->event.id;
+          return x.processed && last_host->processed && e_.known(*last_host->end, x.event);
+        };
+        initial = !last_host;
+        // A 64-bit write that has not run lends its high half to a 32-bit write that meets the
+        // wait only with it: the wait needs what the lender sits behind too.
+        uint64_t base = initial ? e_.initial_value(cond.signal) & ~kLowHalf : 0;
+        for (const SignalWrite& x : ws)
+          if (!x.narrow && x.processed && !after(w, x.event) && !hidden(x)) base = std::max(base, x.value & ~kLowHalf);
+        bool lent = false;
+        uint64_t low = 0;  // the largest low half of a 32-bit write that does not meet it with `base`
+        for (const SignalWrite& x : ws)
+          if (x.narrow && !after(w, x.event) && !cond.met_by(base | (x.value & kLowHalf)))
+            lent = true, low = std::max(low, x.value & kLowHalf);
+        for (const SignalWrite& x : ws)
+          if (!x.narrow && !after(w, x.event) && !hidden(x)) {
+            high = std::max(high, x.value & ~kLowHalf);
+            if (lent && !x.processed && cond.met_by((x.value & ~kLowHalf) | low)) behind(x.event, edge);
+          }
       }
       if (initial) high = std::max(high, e_.initial_value(cond.signal) & ~kLowHalf);
       // Each other writer's last write that may meet it and does not come after it. (Its own
@@ -201,25 +224,32 @@ class Roots {
   }
 
   // A run with the stuck waits but `kept` released.
-  std::unique_ptr<Engine> release_but(const std::vector<uint32_t>& kept) const {
+  std::unique_ptr<Engine> release_but(const std::vector<uint32_t>& kept) {
     std::vector<bool> keep(nodes_.size(), false);
     for (uint32_t n : kept) keep[n] = true;
     Engine::Overrides o;
     for (uint32_t n = 0; n < nodes_.size(); ++n)
       if (!keep[n]) o[Engine::event_key(nodes_[n].wait)] = {Clock(&t_), true, true};
-    auto e = std::make_unique<Engine>(t_, std::move(o));
-    EngineObserver none;
-    e->run(none);
-    return e;
+    // The rounds to the least fixed point, as check_trace runs them.
+    uint64_t work = 0;
+    for (int round = 1;; ++round) {
+      auto e = std::make_unique<Engine>(t_, std::move(o));
+      EngineObserver none;
+      e->run(none);
+      bool changed = false;
+      o = e->refine(changed);
+      work += e->work();
+      rerun_work_ += e->work();
+      if (!changed || (round >= 2 && work >= limits::kRoundWork)) return e;
+    }
   }
   // The run with every stuck wait released: what each could take.
-  std::unique_ptr<Engine> release_all() const { return release_but({}); }
+  std::unique_ptr<Engine> release_all() { return release_but({}); }
   // A cycle's knot, asked as semantics.md says: some wait of it never ends in the run with every
   // stuck wait outside it released. (Its waits that end learn what the wait rule gives them,
   // which the run with all released does not tell.)
   bool stays_stuck(const std::vector<uint32_t>& members) {
     auto e = release_but(members);
-    rerun_work_ += e->work();
     return std::any_of(members.begin(), members.end(), [&](uint32_t n) { return !e->ran(nodes_[n].wait); });
   }
 

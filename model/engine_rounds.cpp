@@ -69,6 +69,7 @@ Engine::Overrides Engine::refine(bool& changed) const {
   // computed from its final clocks (settle_forced), are the fixed point's.
   Overrides out = overrides_;
   for (const Forced& f : forced_) {
+    if (f.released) continue;  // it stays released (out keeps its override)
     Override o{f.next_learned, f.next_initial};
     auto it = overrides_.find(event_key(f.wait));
     if (it != overrides_.end()) o.learned.join(it->second.learned);

@@ -1,10 +1,12 @@
 // The differential test: random small programs checked by qvet (engine and checkers) and by the
 // oracle; their findings (rule, primary line, related line, the size of its group) must be identical.
 //
-//   qvet_differential [--seed S] [--count N] [--print] [--save DIR] [--engine plain|indexed|checked]
+//   qvet_differential [--seed S] [--count N] [--mixed] [--print] [--save DIR] [--engine plain|indexed|checked]
 //   qvet_differential --files FILE...     (param-free programs, e.g. the corpus)
 //
 // Program k uses seed S + k, so a failure reproduces with `--seed S+k --count 1 --print`.
+// `--mixed`: only the programs where some signal has both 32-bit and 64-bit writes count (the
+// others are skipped): N of them.
 // `--save DIR` writes each disagreeing program there (to be kept as a corpus program).
 #include <cstdio>
 #include <cstring>
@@ -14,6 +16,7 @@
 
 #include "checkers/checker.h"
 #include "core/syntax/parser.h"
+#include "model/profile.h"
 #include "tests/oracle/oracle.h"
 #include "tests/oracle/random_program.h"
 
@@ -39,11 +42,21 @@ std::string join(const std::vector<oracle::Finding>& fs) {
   return s.empty() ? "(clean)" : s;
 }
 
+// Whether some signal of `t` has both 32-bit and 64-bit writes.
+bool mixed_widths(const Trace& t) {
+  std::vector<uint8_t> widths(t.program->signals.size(), 0);  // 1: a 32-bit write, 2: a 64-bit one
+  for (const TraceCmd& c : t.cmds)
+    if (c.op == CmdOp::Signal) widths[c.signal] |= signal_width(*t.program, c.queue) < 64 ? 1 : 2;
+  for (const HostEvent& h : t.host)
+    if (h.op == HostOp::Signal) widths[h.signal] |= 2;
+  return std::find(widths.begin(), widths.end(), 3) != widths.end();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   uint64_t seed = 1, count = 2000;
-  bool print = false;
+  bool print = false, mixed = false;
   std::string save;
   std::vector<std::string> files;
   EngineMode mode = EngineMode::Indexed;
@@ -52,18 +65,19 @@ int main(int argc, char** argv) {
     if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "--count" && i + 1 < argc) count = std::stoull(argv[++i]);
     else if (a == "--print") print = true;
+    else if (a == "--mixed") mixed = true;
     else if (a == "--engine" && i + 1 < argc && parse_engine_mode(argv[i + 1], mode)) ++i;
     else if (a == "--save" && i + 1 < argc) save = argv[++i];
     else if (a == "--files") files.assign(argv + i + 1, argv + argc), i = argc;
     else {
-      std::cerr << "usage: qvet_differential [--seed S] [--count N] [--print] [--save DIR] [--engine plain|indexed|checked]\n";
+      std::cerr << "usage: qvet_differential [--seed S] [--count N] [--mixed] [--print] [--save DIR] [--engine plain|indexed|checked]\n";
       return 2;
     }
   }
   if (!files.empty()) count = files.size();
   else std::cout << "differential: seed " << seed << ", " << count << " programs\n";
-  uint64_t agree = 0, disagree = 0;
-  for (uint64_t k = 0; k < count; ++k) {
+  uint64_t agree = 0, disagree = 0, skipped = 0;
+  for (uint64_t k = 0; agree + disagree < count; ++k) {
     std::string text = oracle::random_program(seed + k), name = "random.hcq";
     if (!files.empty()) {
       name = files[k];
@@ -78,6 +92,10 @@ int main(int argc, char** argv) {
     } else {
       try {
         Trace t = elaborate(*r.program, bind_params(*r.program, {}));
+        if (mixed && files.empty() && !mixed_widths(t)) {
+          ++skipped;
+          continue;
+        }
         mine = qvet_findings(check_trace(t, {}, false, mode).diagnostics);
         theirs = oracle::check(t);
       } catch (const InputError& e) {
@@ -102,6 +120,8 @@ int main(int argc, char** argv) {
     }
     (ok ? agree : disagree)++;
   }
-  std::cout << agree << " passed, " << disagree << " failed\n";
+  std::cout << agree << " passed, " << disagree << " failed";
+  if (mixed) std::cout << " (" << skipped << " programs without mixed widths skipped)";
+  std::cout << "\n";
   return disagree == 0 ? 0 : 1;
 }

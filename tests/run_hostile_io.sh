@@ -149,6 +149,24 @@ sed 's|link.pm4|up/s.pm4|' streams/link.hcq >streams/via.hcq
 "$qvet" check streams/via.hcq >/dev/null 2>err; rc=$?
 [ $rc = 2 ] || fail "a stream through a linked directory: exit $rc, want 2"
 grep -q "streams/up' is a symbolic link" err || fail "a stream through a linked directory: $(cat err)"
+# ... also when the directory turns into a link while qvet reads: a directory and a link to one
+# outside swap places atomically (renameat2 RENAME_EXCHANGE) as fast as they can, and no run may
+# read the outside file (a stream that does not decode). Where renameat2 is missing, skipped.
+mkdir -p race/sub race/outside && : >race/sub/s.pm4 && printf '\xff\xff\xff\xff' >race/outside/s.pm4
+sed 's|link.pm4|sub/s.pm4|' streams/link.hcq >race/p.hcq && ln -s outside race/lnk
+python3 - race <<'PY' &
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1])
+if hasattr(libc, "renameat2"):
+    while True: libc.renameat2(-100, b"sub", -100, b"lnk", 2)  # AT_FDCWD, RENAME_EXCHANGE
+PY
+swapper=$!
+for _ in $(seq 200); do
+  "$qvet" check race/p.hcq >/dev/null 2>err
+  grep -q "race/sub/s.pm4:" err && { kill $swapper; fail "a directory swapped for a link was read through: $(cat err)"; }
+done
+kill $swapper 2>/dev/null; wait $swapper 2>/dev/null
 
 # Options that were ignored or wrapped: refused with exit 2 and the option's name.
 usage() {

@@ -459,15 +459,15 @@ class Parser {
     if (src_.name(file_) == "<stdin>") dir.clear();
     std::string path = (dir / rel).string();
     // No component may be a symbolic link: `sub/x.bin` with `sub -> /etc` would leave the directory.
-    std::error_code ec;
-    fs::path walked = dir;
-    for (auto& part : rel) {
-      walked /= part;
-      if (fs::is_symlink(fs::symlink_status(walked, ec)))
-        fail(at, "file '" + path + "': '" + walked.string() + "' is a symbolic link (only regular files under the program's directory are read)");
-    }
-    if (!read_regular_file(path, kMaxBoundFile, bytes))
+    std::vector<std::string> parts;
+    for (auto& part : rel)
+      if (part != ".") parts.push_back(part.string());
+    std::string link;
+    if (!read_regular_file_beneath(dir.string(), parts, kMaxBoundFile, bytes, link)) {
+      if (!link.empty())
+        fail(at, "file '" + path + "': '" + (dir / link).string() + "' is a symbolic link (only regular files under the program's directory are read)");
       fail(at, "cannot read '" + path + "': missing, not a regular file, or larger than 16 MiB");
+    }
     if ((bound_bytes_ += bytes.size()) > kMaxBoundTotal)
       throw InputError{at, "the program's stream and region files exceed 256 MiB in all (an implementation limit)", true};
     uint32_t id = src_.add(path, "");  // no text: diagnostics there quote nothing
@@ -670,6 +670,47 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& t
   bool ok = ::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino &&
             read_all(fd, text, max_bytes);
   ::close(fd);
+  return ok;
+}
+
+bool read_regular_file_beneath(const std::string& dir, const std::vector<std::string>& parts, size_t max_bytes,
+                               std::string& text, std::string& link) {
+  text.clear();
+  link.clear();
+  if (parts.empty()) return false;
+  // Each component is opened from the one before it and never followed if it is a link, so a
+  // directory replaced by a link while this runs is refused, not walked through.
+  int at = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  std::string walked;
+  auto is_link = [&](const std::string& part) {
+    struct stat st {};
+    return ::fstatat(at, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+  };
+  for (size_t i = 0; at >= 0 && i + 1 < parts.size(); ++i) {
+    walked += (walked.empty() ? "" : "/") + parts[i];
+    int next = ::openat(at, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && is_link(parts[i])) link = walked;
+    ::close(at);
+    at = next;
+  }
+  if (at < 0) return false;
+  walked += (walked.empty() ? "" : "/") + parts.back();
+  // Looked at before it is opened, so a FIFO or a device is never opened; read only if the file
+  // opened is the one looked at.
+  struct stat st {}, opened {};
+  bool ok = false;
+  if (::fstatat(at, parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+  } else if (S_ISLNK(st.st_mode)) {
+    link = walked;
+  } else if (S_ISREG(st.st_mode) && size_t(st.st_size) <= max_bytes) {
+    int fd = ::openat(at, parts.back().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      note_input_file(fd);
+      ok = ::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino && read_all(fd, text, max_bytes);
+      ::close(fd);
+    }
+  }
+  ::close(at);
   return ok;
 }
 

@@ -47,6 +47,12 @@ bool read_file(const std::string& path, std::string& text, std::string* error = 
 // Reads `path` only when it is a regular file of at most `max_bytes` (checked before it is
 // opened, without blocking): never a device, a FIFO or a directory. False otherwise.
 bool read_regular_file(const std::string& path, size_t max_bytes, std::string& text);
+// Reads `parts` (path components, none "..") under directory `dir` ("": the working directory)
+// the same way, and only if no component is a symbolic link, as the file system stands while
+// each is opened (openat with O_NOFOLLOW, from the directory before it). False otherwise, with
+// `link` naming the component (relative to `dir`) that was a link, if one was.
+bool read_regular_file_beneath(const std::string& dir, const std::vector<std::string>& parts, size_t max_bytes,
+                               std::string& text, std::string& link);
 
 // One `# expect:` item ("clean", "race@12,19"); throws InputError.
 Expectation parse_expectation(std::string_view item, Loc loc);

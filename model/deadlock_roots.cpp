@@ -223,7 +223,9 @@ class Roots {
     return true;
   }
 
-  // A run with the stuck waits but `kept` released.
+  // A run with the stuck waits but `kept` released, through the rounds to the least fixed point
+  // as a check runs them (one round's forced waits learn only a lower bound, and a wait may then
+  // seem to take a write that the fixed point orders before an overwrite).
   std::unique_ptr<Engine> release_but(const std::vector<uint32_t>& kept) {
     std::vector<bool> keep(nodes_.size(), false);
     for (uint32_t n : kept) keep[n] = true;

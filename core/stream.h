@@ -50,10 +50,14 @@ struct StreamBinding {
   std::vector<Region> regions;
 };
 
-// One decoded command: `text` is a device command line ("wait tl >= 3").
+// One decoded command: `text` is a device command line ("wait tl >= 3"). `fetched`: the buffers
+// over the command memory its packet lies in ("ib[0x10:0x1c]", comma separated; an indirect
+// buffer's region), which its queue reads from the submit until the command starts: the command
+// reads them too (docs/encoded.md, "What a decoded command reads").
 struct DecodedCommand {
   Loc loc;
   std::string text;
+  std::string fetched;
 };
 
 }  // namespace qvet

@@ -528,6 +528,12 @@ class Parser {
     for (const DecodedCommand& c : r.cmds) {
       b_.read_field(c.text, c.loc);
       s.cmds.push_back(parse_command());
+      if (c.fetched.empty()) continue;
+      b_.read_field(c.fetched, c.loc);
+      auto& reads = s.cmds.back().reads;
+      reads.push_back(b_.range());
+      while (at(Tok::Comma)) take(), reads.push_back(b_.range());
+      b_.expect_end();
     }
   }
 

@@ -49,7 +49,7 @@ class Decoder {
     for (Item& it : items_) {
       // A flush that closes its dispatch is part of the exec on a serial queue; any other is a barrier.
       if (it.flush && !barriers && it.closes) continue;
-      r.cmds.push_back({it.loc, it.flush ? std::string("barrier") : std::move(it.text)});
+      r.cmds.push_back({it.loc, it.flush ? std::string("barrier") : std::move(it.text), std::move(it.fetched)});
     }
     return r;
   }
@@ -60,7 +60,9 @@ class Decoder {
     std::string text;
     bool flush = false;   // a CS_PARTIAL_FLUSH: a `barrier` on an overlap queue
     bool closes = false;  // the flush follows a dispatch (nothing else on a serial queue)
+    std::string fetched;  // DecodedCommand::fetched
   };
+  uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;  // the packet being decoded, where it lies in memory
   const StreamOptions& opt_;
   BindingIndex index_;
   std::vector<Item> items_;
@@ -85,11 +87,15 @@ class Decoder {
   void emit(const Loc& l, std::string text, bool flush = false, bool closes = false) {
     if (items_.size() >= opt_.max_commands)
       throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
-    items_.push_back({l, std::move(text), flush, closes});
+    std::string fetched;
+    if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
+    items_.push_back({l, std::move(text), flush, closes, std::move(fetched)});
   }
 
-  // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's start).
-  void walk(std::string_view bytes, uint32_t file, int depth, uint64_t base = 0) {
+  // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's
+  // start); `mem`: their address where they lie in memory (an indirect buffer), else kNotInMemory.
+  static constexpr uint64_t kNotInMemory = UINT64_MAX;
+  void walk(std::string_view bytes, uint32_t file, int depth, uint64_t base = 0, uint64_t mem = kNotInMemory) {
     uint64_t n = bytes.size() / 4;
     if (base + n + 1 > UINT32_MAX) throw InputError{{file, 0, 0}, "stream longer than 2^32 dwords (an implementation limit)", true};
     if (bytes.size() % 4)
@@ -123,6 +129,9 @@ class Decoder {
         i += 1 + nb;
         continue;
       }
+      // The packet's dwords, which the queue reads before the commands it makes start.
+      fetch_addr_ = mem == kNotInMemory ? 0 : mem + 4 * i;
+      fetch_bytes_ = mem == kNotInMemory ? 0 : 4 * (1 + uint64_t(nb));
       packet(op, body, loc, what, depth);
       i += 1 + nb;
     }
@@ -262,7 +271,7 @@ class Decoder {
     if (pm4::ib_chain(body[2])) fail(loc, what + ": a chained indirect buffer (CHAIN, control bit 20) is not decoded");
     if (depth + 1 > kMaxIndirectDepth) fail(loc, what + ": indirect buffers nested deeper than " + std::to_string(kMaxIndirectDepth));
     BindingIndex::Indirect ib = index_.indirect(addr, n, loc, what);
-    walk(ib.bytes, ib.file, depth + 1, ib.first_dword);
+    walk(ib.bytes, ib.file, depth + 1, ib.first_dword, addr);
   }
 
 };

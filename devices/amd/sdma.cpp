@@ -85,13 +85,18 @@ class Decoder {
   void emit(const Loc& l, std::string text) {
     if (cmds_.size() >= opt_.max_commands)
       throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
-    cmds_.push_back({l, std::move(text)});
+    std::string fetched;
+    if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
+    cmds_.push_back({l, std::move(text), std::move(fetched)});
   }
+  uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;  // the packet being decoded, where it lies in memory (DecodedCommand::fetched)
+  static constexpr uint64_t kNotInMemory = UINT64_MAX;
 
   bool ignored(uint32_t op) const { return std::find(opt_.ignored.begin(), opt_.ignored.end(), op) != opt_.ignored.end(); }
 
   // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's start).
-  void walk(std::string_view bytes, uint32_t file, int depth, uint64_t base) {
+  // `mem`: the address of `bytes` where they lie in memory (an indirect buffer), else kNotInMemory.
+  void walk(std::string_view bytes, uint32_t file, int depth, uint64_t base, uint64_t mem = kNotInMemory) {
     uint64_t n = bytes.size() / 4;
     if (base + n + 1 > UINT32_MAX) throw InputError{{file, 0, 0}, "stream longer than 2^32 dwords (an implementation limit)", true};
     if (bytes.size() % 4)
@@ -121,6 +126,8 @@ class Decoder {
       decoded_ += len;
       if (decoded_ > opt_.max_dwords)
         throw InputError{loc, "more than " + std::to_string(opt_.max_dwords) + " dwords decoded, indirect buffers included (an implementation limit)", true};
+      fetch_addr_ = mem == kNotInMemory ? 0 : mem + 4 * i;
+      fetch_bytes_ = mem == kNotInMemory ? 0 : 4 * len;
       if (!ignored(op)) packet(h, bytes.substr(i * 4, len * 4), loc, what, depth);
       i += len;
     }
@@ -201,7 +208,7 @@ class Decoder {
     uint64_t n = uint64_t(sdma::ib_size_dwords(dword_at(p, 3))) * 4;
     if (a % sdma::kIndirectAlign) fail(loc, what + ": indirect buffer address " + format_hex(a) + " is not 32-byte aligned");
     BindingIndex::Indirect ib = index_.indirect(a, n, loc, what);
-    walk(ib.bytes, ib.file, depth + 1, ib.first_dword);
+    walk(ib.bytes, ib.file, depth + 1, ib.first_dword, a);
   }
 };
 

@@ -122,7 +122,7 @@ class Decoder {
       if (!r) fail(el, w + ": the " + std::to_string(bytes_n) + " bytes of its segment at " + format_hex(addr) + " lie in no region ('region NAME at " + format_hex(addr) + " file \"FILE\"')");
       uint64_t off = addr - r->addr;
       if (off % 4) fail(el, w + ": the segment at " + format_hex(addr) + " is not dword-aligned within region " + r->name);
-      walk(std::string_view(r->bytes).substr(off, bytes_n), r->file, off / 4);
+      walk(std::string_view(r->bytes).substr(off, bytes_n), r->file, off / 4, addr);
     }
     return finish();
   }
@@ -165,8 +165,13 @@ class Decoder {
   void emit(const Loc& l, std::string text) {
     if (cmds_.size() >= opt_.max_commands)
       throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
-    cmds_.push_back({l, std::move(text)});
+    std::string fetched;
+    if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
+    cmds_.push_back({l, std::move(text), std::move(fetched)});
   }
+  // The method header being decoded (and its data), where it lies in memory (DecodedCommand::fetched).
+  uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;
+  static constexpr uint64_t kNotInMemory = UINT64_MAX;
   void count_dwords(uint64_t n, const Loc& l) {
     decoded_ += n;
     if (decoded_ > opt_.max_dwords)
@@ -176,7 +181,8 @@ class Decoder {
   void breaks_chain() { after_exec_ = false; }
 
   // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's start).
-  void walk(std::string_view bytes, uint32_t file, uint64_t base = 0) {
+  // `mem`: the address of `bytes` where they lie in memory (a GPFIFO's segment), else kNotInMemory.
+  void walk(std::string_view bytes, uint32_t file, uint64_t base = 0, uint64_t mem = kNotInMemory) {
     uint64_t n = bytes.size() / 4;
     if (base + n + 1 > UINT32_MAX) throw InputError{{file, 0, 0}, "stream longer than 2^32 dwords (an implementation limit)", true};
     if (bytes.size() % 4)
@@ -194,6 +200,9 @@ class Decoder {
       }
       uint32_t op = sec_op(h), cnt = count(h), subc = subchannel(h), m = method(h);
       auto hdr = [&] { return "method header " + format_hex(h) + " at " + at_dword(hl); };  // built only for a message
+      const bool with_data = op == kIncMethod || op == kNonIncMethod || op == kOneInc;
+      fetch_addr_ = mem == kNotInMemory ? 0 : mem + 4 * i;
+      fetch_bytes_ = mem == kNotInMemory ? 0 : 4 * (1 + (with_data ? std::min<uint64_t>(cnt, n - i - 1) : 0));
       switch (op) {
         case kIncMethod:
         case kNonIncMethod:

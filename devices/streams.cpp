@@ -81,6 +81,14 @@ void BindingIndex::overlapping(uint64_t addr, uint64_t n, std::string& list) con
   }
 }
 
+void count_decoded(const StreamOptions& opt, uint64_t& events, const Loc& at, const std::string& text, const std::string& fetched) {
+  events += 1 + uint64_t(std::count(text.begin(), text.end(), '[')) + uint64_t(std::count(fetched.begin(), fetched.end(), '['));
+  if (events > opt.max_events)
+    throw InputError{opt.submit.file || opt.submit.line ? opt.submit : at,
+                     "the program's streams decode to more than " + std::to_string(kMaxDecodedEvents) +
+                         " commands and byte ranges (an implementation limit)", true};
+}
+
 std::string BindingIndex::kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what,
                                         const std::vector<std::pair<uint64_t, uint64_t>>& also_read) const {
   std::string reads, writes;

@@ -22,13 +22,26 @@
 
 namespace qvet {
 
+// Commands and byte ranges a program's streams may decode to in all (an implementation limit):
+// 26 KB of nested indirect buffers, or a kernel of 2,000 pointer arguments launched 12,000 times,
+// stay gigabytes away from memory's end.
+constexpr uint64_t kMaxDecodedEvents = uint64_t(1) << 22;
+
 struct StreamOptions {
   bool queue_overlap = false;       // the queue runs `ordering overlap` (declared, or earlier batches)
   EngineKind engine = EngineKind::Compute;  // the queue's engine (a format serving both may read them differently)
   std::vector<uint32_t> ignored;    // this format's packets accepted and skipped (`--ignore-packet`)
   uint64_t max_dwords = uint64_t(1) << 24;    // dwords decoded in all, indirect buffers included
   uint64_t max_commands = uint64_t(1) << 20;  // commands one stream decodes to
+  // Commands and byte ranges this stream may decode to: what is left of the program's
+  // kMaxDecodedEvents after its earlier streams (counted as made, before they are parsed).
+  uint64_t max_events = kMaxDecodedEvents;
+  Loc submit;  // the statement that submits the stream: where that limit is reported
 };
+
+// Counts a command a decoder makes, with its byte ranges ("name[lo:hi]" in its text and its
+// fetched list), into `events` against StreamOptions::max_events; throws InputError at `at` past it.
+void count_decoded(const StreamOptions& opt, uint64_t& events, const Loc& at, const std::string& text, const std::string& fetched);
 
 struct StreamResult {
   std::vector<DecodedCommand> cmds;

@@ -168,6 +168,25 @@ for _ in $(seq 200); do
 done
 kill $swapper 2>/dev/null; wait $swapper 2>/dev/null
 
+# A kernel of 2,000 pointer arguments launched 12,000 times (2.4 MB of PM4): the commands and byte
+# ranges streams decode to are counted as they are made, so it is refused at the submit, in
+# bounded memory, not after gigabytes.
+mkdir -p blowup && python3 - "$(dirname "$ex")/../corpus/encoded" blowup <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from make_streams import Stream
+out, n = sys.argv[2], 2000
+open(out + "/kargs.bin", "wb").write(struct.pack("<%dQ" % n, *([0x10000000] * n)))
+ring = Stream()
+for _ in range(12000): ring.exec(0x70000000, 0x30000000)
+open(out + "/ptr.pm4", "wb").write(ring.bytes())
+open(out + "/ptr.hcq", "w").write("device g amd\nbuffer a on g 4K at 0x10000000\nkernel k at 0x70000000 args(" + ", ".join(["reads"] * n) +
+    ")\nregion kargs at 0x30000000 file \"kargs.bin\"\nqueue c on g compute\nsubmit c stream amd-pm4 \"ptr.pm4\"\n")
+PY
+(ulimit -v 1500000; timeout 60 "$qvet" check blowup/ptr.hcq) >/dev/null 2>err; rc=$?
+[ $rc = 2 ] || fail "2,000 pointer arguments x 12,000 dispatches: exit $rc, want 2"
+grep -q "ptr.hcq:6:1: error: the program's streams decode to more than" err || fail "2,000 pointer arguments: $(cat err)"
+
 # Options that were ignored or wrapped: refused with exit 2 and the option's name.
 usage() {
   "$qvet" "$@" </dev/null >/dev/null 2>err; rc=$?

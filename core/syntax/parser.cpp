@@ -448,6 +448,7 @@ class Parser {
   // its SourceSet index.
   static constexpr size_t kMaxBoundFile = size_t(16) << 20, kMaxBoundTotal = size_t(256) << 20;
   size_t bound_bytes_ = 0;  // read so far, streams and regions together
+  uint64_t decoded_events_ = 0;  // commands and byte ranges the program's streams made so far (kMaxDecodedEvents)
   uint32_t read_bound_file(const std::string& name, const Loc& at, std::string& bytes) {
     namespace fs = std::filesystem;
     fs::path rel(name);
@@ -502,6 +503,8 @@ class Parser {
     std::string bytes;
     uint32_t fid = read_bound_file(file, fl, bytes);
     StreamOptions opt;
+    opt.max_events = kMaxDecodedEvents - decoded_events_;
+    opt.submit = s.loc;
     opt.queue_overlap = queue.ordering == Ordering::Overlap;
     opt.engine = queue.engine;
     for (auto& [f, packet] : opt_.ignored_packets)
@@ -527,13 +530,14 @@ class Parser {
     s.cmds.reserve(r.cmds.size());
     for (const DecodedCommand& c : r.cmds) {
       b_.read_field(c.text, c.loc);
-      s.cmds.push_back(parse_command());
-      if (c.fetched.empty()) continue;
-      b_.read_field(c.fetched, c.loc);
-      auto& reads = s.cmds.back().reads;
-      reads.push_back(b_.range());
-      while (at(Tok::Comma)) take(), reads.push_back(b_.range());
-      b_.expect_end();
+      Command& cmd = s.cmds.emplace_back(parse_command());
+      if (!c.fetched.empty()) {
+        b_.read_field(c.fetched, c.loc);
+        cmd.reads.push_back(b_.range());
+        while (at(Tok::Comma)) take(), cmd.reads.push_back(b_.range());
+        b_.expect_end();
+      }
+      decoded_events_ += 1 + cmd.reads.size() + cmd.writes.size();
     }
   }
 

@@ -62,6 +62,7 @@ class Decoder {
     bool closes = false;  // the flush follows a dispatch (nothing else on a serial queue)
     std::string fetched;  // DecodedCommand::fetched
   };
+  uint64_t events_ = 0;  // commands and byte ranges made (count_decoded)
   uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;  // the packet being decoded, where it lies in memory
   const StreamOptions& opt_;
   BindingIndex index_;
@@ -89,6 +90,7 @@ class Decoder {
       throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
     std::string fetched;
     if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
+    count_decoded(opt_, events_, l, text, fetched);
     items_.push_back({l, std::move(text), flush, closes, std::move(fetched)});
   }
 

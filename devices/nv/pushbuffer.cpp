@@ -167,9 +167,11 @@ class Decoder {
       throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
     std::string fetched;
     if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
+    count_decoded(opt_, events_, l, text, fetched);
     cmds_.push_back({l, std::move(text), std::move(fetched)});
   }
   // The method header being decoded (and its data), where it lies in memory (DecodedCommand::fetched).
+  uint64_t events_ = 0;  // commands and byte ranges made (count_decoded)
   uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;
   static constexpr uint64_t kNotInMemory = UINT64_MAX;
   void count_dwords(uint64_t n, const Loc& l) {

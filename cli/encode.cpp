@@ -26,11 +26,14 @@ class Space : public EncodeSpace {
  public:
   // Throws InputError when the program's buffers do not fit below the top of the address space.
   explicit Space(const Program& p) : p_(p) {
-    unsigned __int128 end = kBufferBase;
-    for (const Buffer& b : p.buffers)
-      if (b.size.is_constant() && !b.is_view()) end += align_up(std::max<uint64_t>(uint64_t(b.size.constant), 1), 0x10000);
-    if (end > (unsigned __int128)(UINT64_MAX - 4 * kSpan))
-      throw InputError{{p.file, 0, 0}, "the program's buffers take more address space than encode can lay out below 2^64"};
+    using u128 = unsigned __int128;  // (a size near 2^64 rounded up in 64 bits wraps to 0)
+    u128 end = kBufferBase;
+    for (const Buffer& b : p.buffers) {
+      if (!b.size.is_constant() || b.is_view()) continue;
+      end += (u128(std::max<uint64_t>(uint64_t(b.size.constant), 1)) + 0xffff) / 0x10000 * 0x10000;
+      if (end > u128(UINT64_MAX - 4 * kSpan))
+        throw InputError{b.loc, "the program's buffers, up to '" + b.name + "', take more address space than encode can lay out below 2^64"};
+    }
     signal_base_ = std::max<uint64_t>(kSignalBase, align_up(uint64_t(end), kSpan));
     next_kernel_ = kernel_base_ = signal_base_ + kSpan;
     next_region_ = region_base_ = kernel_base_ + kSpan;

@@ -103,6 +103,10 @@ printf 'device g nv\nsignal s on g = 0\nqueue c on g compute\nbuffer b on g 4K a
 grep -q "bound.hcq:4:[0-9]*: error: this program already binds bytes to names" "$tmp/enc1.txt" || { echo "encode: want the first 'at'"; cat "$tmp/enc1.txt"; exit 1; }
 printf 'device g nv\nsignal s on g = 0\nqueue c on g compute\nbuffer b on g 30G\nsubmit c {\n  exec k writes b\n  signal s = 1\n}\nwait s >= 1\n' >"$tmp/big.hcq"
 "$qvet" encode "$tmp/big.hcq" -o "$tmp/enc_big" >/dev/null 2>&1 && (cd "$tmp/enc_big" && "$qvet" check big.hcq >/dev/null) || { echo "encode of a 30 GiB buffer: want a program that checks"; exit 1; }
+# A buffer that ends near 2^64 cannot be laid out: exit 2 at the buffer, not a wrapped address.
+printf 'device g amd\nbuffer a on g 18446744073709547520\nbuffer b on g 8192\nqueue c on g compute\nsubmit c {\n  exec k reads a writes b\n}\n' >"$tmp/top.hcq"
+"$qvet" encode "$tmp/top.hcq" -o "$tmp/enc_top" 2>"$tmp/enc2.txt"; [ $? = 2 ] || { echo "encode of a buffer near 2^64: want exit 2"; cat "$tmp/enc2.txt"; exit 1; }
+grep -q "top.hcq:2:1: error: the program's buffers, up to 'a'," "$tmp/enc2.txt" || { echo "encode near 2^64: want the buffer's line"; cat "$tmp/enc2.txt"; exit 1; }
 # A packet the decoder reads (a dispatch, a copy's LAUNCH_DMA) cannot be skipped: that would drop
 # commands and turn a racy stream clean.
 for p in 0x15 amd-sdma:0x1 nv:0x300; do

@@ -81,12 +81,18 @@ void BindingIndex::overlapping(uint64_t addr, uint64_t n, std::string& list) con
   }
 }
 
-void count_decoded(const StreamOptions& opt, uint64_t& events, const Loc& at, const std::string& text, const std::string& fetched) {
-  events += 1 + uint64_t(std::count(text.begin(), text.end(), '[')) + uint64_t(std::count(fetched.begin(), fetched.end(), '['));
-  if (events > opt.max_events)
-    throw InputError{opt.submit.file || opt.submit.line ? opt.submit : at,
+DecodedCommand DecodedSink::make(const Loc& at, std::string text) {
+  if (made_++ >= opt_.max_commands)
+    throw InputError{at, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
+  std::string fetched;
+  if (bytes_) index_.overlapping(addr_, bytes_, fetched);
+  // Its byte ranges are the "name[lo:hi]" of its text and of `fetched`.
+  events_ += 1 + uint64_t(std::count(text.begin(), text.end(), '[')) + uint64_t(std::count(fetched.begin(), fetched.end(), '['));
+  if (events_ > opt_.max_events)
+    throw InputError{opt_.submit.file || opt_.submit.line ? opt_.submit : at,
                      "the program's streams decode to more than " + std::to_string(kMaxDecodedEvents) +
                          " commands and byte ranges (an implementation limit)", true};
+  return {at, std::move(text), std::move(fetched)};
 }
 
 std::string BindingIndex::kernel_access(const StreamBinding::Kernel& k, uint64_t args, const Loc& at, const std::string& what,

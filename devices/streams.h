@@ -39,9 +39,7 @@ struct StreamOptions {
   Loc submit;  // the statement that submits the stream: where that limit is reported
 };
 
-// Counts a command a decoder makes, with its byte ranges ("name[lo:hi]" in its text and its
-// fetched list), into `events` against StreamOptions::max_events; throws InputError at `at` past it.
-void count_decoded(const StreamOptions& opt, uint64_t& events, const Loc& at, const std::string& text, const std::string& fetched);
+
 
 struct StreamResult {
   std::vector<DecodedCommand> cmds;
@@ -148,6 +146,26 @@ class BindingIndex {
   std::map<uint64_t, const StreamBinding::Placed*> signals_, buffers_;
   std::map<uint64_t, const StreamBinding::Kernel*> kernels_;
   std::map<uint64_t, const StreamBinding::Region*> regions_;
+};
+
+// The commands a decoder makes, one at a time: each with the command memory its packet lies in
+// (DecodedCommand::fetched), counted against StreamOptions' limits (commands per stream, and
+// commands and byte ranges left of the program's kMaxDecodedEvents).
+class DecodedSink {
+ public:
+  static constexpr uint64_t kNotInMemory = UINT64_MAX;
+  DecodedSink(const StreamOptions& opt, const BindingIndex& index) : opt_(opt), index_(index) {}
+  // The packet being decoded: `bytes` bytes at address `addr` (kNotInMemory: a stream file, which
+  // has no address).
+  void at_packet(uint64_t addr, uint64_t bytes) { addr_ = addr, bytes_ = addr == kNotInMemory ? 0 : bytes; }
+  // A command of that packet, located at `at`; throws InputError past a limit.
+  DecodedCommand make(const Loc& at, std::string text);
+
+ private:
+  const StreamOptions& opt_;
+  const BindingIndex& index_;
+  uint64_t addr_ = 0, bytes_ = 0;
+  uint64_t made_ = 0, events_ = 0;  // commands, and commands and byte ranges, made
 };
 // "dword 0x4 (byte 0x10)": the 0-based offset of the dword a decoded Loc (1-based line) names.
 std::string at_dword(const Loc& l);

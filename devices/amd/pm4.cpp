@@ -62,10 +62,9 @@ class Decoder {
     bool closes = false;  // the flush follows a dispatch (nothing else on a serial queue)
     std::string fetched;  // DecodedCommand::fetched
   };
-  uint64_t events_ = 0;  // commands and byte ranges made (count_decoded)
-  uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;  // the packet being decoded, where it lies in memory
   const StreamOptions& opt_;
   BindingIndex index_;
+  DecodedSink sink_{opt_, index_};
   std::vector<Item> items_;
   uint64_t decoded_ = 0;
   // The compute state a DISPATCH_DIRECT reads.
@@ -86,17 +85,13 @@ class Decoder {
   }
 
   void emit(const Loc& l, std::string text, bool flush = false, bool closes = false) {
-    if (items_.size() >= opt_.max_commands)
-      throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
-    std::string fetched;
-    if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
-    count_decoded(opt_, events_, l, text, fetched);
-    items_.push_back({l, std::move(text), flush, closes, std::move(fetched)});
+    DecodedCommand c = sink_.make(l, std::move(text));
+    items_.push_back({l, std::move(c.text), flush, closes, std::move(c.fetched)});
   }
 
   // Decodes `bytes`, whose first dword is dword `base` of `file` (locations count from the file's
   // start); `mem`: their address where they lie in memory (an indirect buffer), else kNotInMemory.
-  static constexpr uint64_t kNotInMemory = UINT64_MAX;
+  static constexpr uint64_t kNotInMemory = DecodedSink::kNotInMemory;
   void walk(std::string_view bytes, uint32_t file, int depth, uint64_t base = 0, uint64_t mem = kNotInMemory) {
     uint64_t n = bytes.size() / 4;
     if (base + n + 1 > UINT32_MAX) throw InputError{{file, 0, 0}, "stream longer than 2^32 dwords (an implementation limit)", true};
@@ -132,8 +127,7 @@ class Decoder {
         continue;
       }
       // The packet's dwords, which the queue reads before the commands it makes start.
-      fetch_addr_ = mem == kNotInMemory ? 0 : mem + 4 * i;
-      fetch_bytes_ = mem == kNotInMemory ? 0 : 4 * (1 + uint64_t(nb));
+      sink_.at_packet(mem == kNotInMemory ? mem : mem + 4 * i, 4 * (1 + uint64_t(nb)));
       packet(op, body, loc, what, depth);
       i += 1 + nb;
     }

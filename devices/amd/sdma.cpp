@@ -83,16 +83,10 @@ class Decoder {
   [[noreturn]] static void fail(const Loc& l, const std::string& msg) { throw InputError{l, msg}; }
 
   void emit(const Loc& l, std::string text) {
-    if (cmds_.size() >= opt_.max_commands)
-      throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
-    std::string fetched;
-    if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
-    count_decoded(opt_, events_, l, text, fetched);
-    cmds_.push_back({l, std::move(text), std::move(fetched)});
+    cmds_.push_back(sink_.make(l, std::move(text)));
   }
-  uint64_t events_ = 0;  // commands and byte ranges made (count_decoded)
-  uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;  // the packet being decoded, where it lies in memory (DecodedCommand::fetched)
-  static constexpr uint64_t kNotInMemory = UINT64_MAX;
+  DecodedSink sink_{opt_, index_};
+  static constexpr uint64_t kNotInMemory = DecodedSink::kNotInMemory;
 
   bool ignored(uint32_t op) const { return std::find(opt_.ignored.begin(), opt_.ignored.end(), op) != opt_.ignored.end(); }
 
@@ -128,8 +122,7 @@ class Decoder {
       decoded_ += len;
       if (decoded_ > opt_.max_dwords)
         throw InputError{loc, "more than " + std::to_string(opt_.max_dwords) + " dwords decoded, indirect buffers included (an implementation limit)", true};
-      fetch_addr_ = mem == kNotInMemory ? 0 : mem + 4 * i;
-      fetch_bytes_ = mem == kNotInMemory ? 0 : 4 * len;
+      sink_.at_packet(mem == kNotInMemory ? mem : mem + 4 * i, 4 * len);
       if (!ignored(op)) packet(h, bytes.substr(i * 4, len * 4), loc, what, depth);
       i += len;
     }

@@ -163,17 +163,10 @@ class Decoder {
   [[noreturn]] static void fail(const Loc& l, const std::string& msg) { throw InputError{l, msg}; }
 
   void emit(const Loc& l, std::string text) {
-    if (cmds_.size() >= opt_.max_commands)
-      throw InputError{l, "more than " + std::to_string(opt_.max_commands) + " commands decoded from one stream (an implementation limit)", true};
-    std::string fetched;
-    if (fetch_bytes_) index_.overlapping(fetch_addr_, fetch_bytes_, fetched);
-    count_decoded(opt_, events_, l, text, fetched);
-    cmds_.push_back({l, std::move(text), std::move(fetched)});
+    cmds_.push_back(sink_.make(l, std::move(text)));
   }
-  // The method header being decoded (and its data), where it lies in memory (DecodedCommand::fetched).
-  uint64_t events_ = 0;  // commands and byte ranges made (count_decoded)
-  uint64_t fetch_addr_ = 0, fetch_bytes_ = 0;
-  static constexpr uint64_t kNotInMemory = UINT64_MAX;
+  DecodedSink sink_{opt_, index_};  // the packet it reads is a method header and its data
+  static constexpr uint64_t kNotInMemory = DecodedSink::kNotInMemory;
   void count_dwords(uint64_t n, const Loc& l) {
     decoded_ += n;
     if (decoded_ > opt_.max_dwords)
@@ -203,8 +196,7 @@ class Decoder {
       uint32_t op = sec_op(h), cnt = count(h), subc = subchannel(h), m = method(h);
       auto hdr = [&] { return "method header " + format_hex(h) + " at " + at_dword(hl); };  // built only for a message
       const bool with_data = op == kIncMethod || op == kNonIncMethod || op == kOneInc;
-      fetch_addr_ = mem == kNotInMemory ? 0 : mem + 4 * i;
-      fetch_bytes_ = mem == kNotInMemory ? 0 : 4 * (1 + (with_data ? std::min<uint64_t>(cnt, n - i - 1) : 0));
+      sink_.at_packet(mem == kNotInMemory ? mem : mem + 4 * i, 4 * (1 + (with_data ? std::min<uint64_t>(cnt, n - i - 1) : 0)));
       switch (op) {
         case kIncMethod:
         case kNonIncMethod:

@@ -171,7 +171,7 @@ kill $swapper 2>/dev/null; wait $swapper 2>/dev/null
 # A kernel of 2,000 pointer arguments launched 12,000 times (2.4 MB of PM4): the commands and byte
 # ranges streams decode to are counted as they are made, so it is refused at the submit, in
 # bounded memory, not after gigabytes.
-mkdir -p blowup && python3 - "$(dirname "$ex")/../corpus/encoded" blowup <<'PY'
+mkdir -p blowup && python3 -B - "$(dirname "$ex")/../corpus/encoded" blowup <<'PY'
 import struct, sys
 sys.path.insert(0, sys.argv[1])
 from make_streams import Stream

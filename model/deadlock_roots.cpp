@@ -199,10 +199,11 @@ class Roots {
     root_comp_.assign(size_t(ncomp_), false);
     std::unique_ptr<Engine> released;  // made once some knot needs another
     for (int c = 0; c < ncomp_; ++c) {
-      bool sink = true;
-      for (uint32_t n : members[size_t(c)])
-        for (int to : out_[n]) sink = sink && comp_[size_t(to)] == c;
-      if (!sink) {
+      // Every knot is asked, but one that holds every stuck wait (nothing outside to release). A
+      // knot that needs no other may still end once others are released: a write behind them can
+      // run and take a candidate of a wait before it, which then learns less, so that a write
+      // it overwrote no longer is (qvet_differential --seed 707952).
+      if (members[size_t(c)].size() < nodes_.size()) {
         bool stuck = false;
         if (members[size_t(c)].size() > 1 && rerun_work_ < limits::kRootRerunWork + limits::kRootRerunWorkPerRun * e_.work()) {
           stuck = stays_stuck(members[size_t(c)]);

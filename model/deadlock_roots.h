@@ -10,10 +10,11 @@
 // on its queue and the host's stuck waits before its submit; nothing that never runs orders
 // anything else), over each writer's last write that may meet the wait: the writes before it
 // sit behind fewer waits, and a write overwritten before the wait starts sits behind no wait
-// the wait's own place does not. A knot that needs no other is a root. A cycle's knot that
-// needs others is asked as semantics.md says: an engine run with every stuck wait outside it
-// released (Engine::Override::release). A single wait's knot is asked from one run with every
-// stuck wait released, which lists what each could take: it is a root when it could take none.
+// the wait's own place does not. Each knot is asked whether it stays stuck with the others
+// released (even one that needs no other: their writes may change what a wait before it
+// learns). A cycle's knot is asked as semantics.md says: an engine run with every stuck wait
+// outside it released (Engine::Override::release). A single wait's knot is asked from one run
+// with every stuck wait released, which lists what each could take: a root when it takes none.
 // (The two differ only where the waits released learn less than the wait would have; the
 // knot's own waits are the only stuck ones that do not end in both.)
 //

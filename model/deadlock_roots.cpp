@@ -119,8 +119,13 @@ class Roots {
     }
     if (!spend(looks)) return false;
     out_.assign(nodes_.size(), {});
-    // Per signal, its writes grouped by writer (SignalWrite::pos), each in its writer's order.
-    std::map<uint32_t, std::vector<std::vector<uint32_t>>> writers;
+    // Per signal, its writes grouped by writer (SignalWrite::pos), each in its writer's order,
+    // and whether any is a 32-bit write.
+    struct Writers {
+      std::vector<std::vector<uint32_t>> lists;
+      bool narrow = false;
+    };
+    std::map<uint32_t, Writers> writers;
     for (size_t n = 0; n < nodes_.size(); ++n) {
       const Node& w = nodes_[n];
       auto edge = [&](uint32_t agent, size_t i) { out_[n].push_back(int(at_[agent][i])); };
@@ -131,17 +136,17 @@ class Roots {
       if (fresh) {
         if (!spend(ws.size())) return false;
         for (uint32_t i = 0; i < ws.size(); ++i) {
-          if (it->second.size() <= ws[i].pos) it->second.resize(ws[i].pos + 1);
-          it->second[ws[i].pos].push_back(i);
+          if (it->second.lists.size() <= ws[i].pos) it->second.lists.resize(ws[i].pos + 1);
+          it->second.lists[ws[i].pos].push_back(i);
+          it->second.narrow |= ws[i].narrow;
         }
       }
       // A 32-bit write keeps the word's high half: at most the highest a 64-bit write that does not
       // come after the wait leaves (or the initial value's).
       // (The initial value's only where no 64-bit write lands before the wait starts.)
       uint64_t high = 0;
-      bool narrow_writes = false, initial = true;
-      for (const SignalWrite& x : ws) narrow_writes |= x.narrow;
-      if (narrow_writes && !cond.narrow()) {
+      bool initial = true;
+      if (it->second.narrow && !cond.narrow()) {
         if (!spend(4 * ws.size())) return false;
         // The host's last 64-bit write before the wait starts lands after every write it follows.
         const SignalWrite* last_host = nullptr;
@@ -172,7 +177,7 @@ class Roots {
       if (initial) high = std::max(high, e_.initial_value(cond.signal) & ~kLowHalf);
       // Each other writer's last write that may meet it and does not come after it. (Its own
       // writer's before it sit behind no wait its place does not; after it, they come after it.)
-      for (const auto& list : it->second) {
+      for (const auto& list : it->second.lists) {
         if (list.empty() || ws[list[0]].agent == w.agent) continue;
         size_t end = list.size();
         if (w.wait.host)  // a host wait comes before every batch submitted after it

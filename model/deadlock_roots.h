@@ -32,7 +32,7 @@
 namespace qvet {
 
 struct DeadlockRoots {
-  std::vector<Deadlock> roots;  // in submission order of their last waits
+  std::vector<Deadlock> roots;  // one per root knot, its waits in submission order
   bool budget_reached = false;  // then `roots` is the engine's own grouping (Engine::deadlocks)
   bool reruns_reached = false;  // past limits::kRootRerunWork: later cycles asked from one run
 };

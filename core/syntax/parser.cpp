@@ -669,18 +669,30 @@ bool read_file(const std::string& path, std::string& text, std::string* error) {
   return ok;
 }
 
-bool read_regular_file(const std::string& path, size_t max_bytes, std::string& text) {
-  text.clear();
+namespace {
+
+// Reads `name` (relative to directory `at`) only when it is a regular file of at most
+// `max_bytes`, looked at before it is opened (a FIFO or a device is never opened) and read only
+// if the file opened is the one looked at (it may be replaced in between). `nofollow`: a
+// symbolic link is not followed (false, with `*was_link` set).
+bool read_regular_at(int at, const char* name, size_t max_bytes, bool nofollow, std::string& text, bool* was_link = nullptr) {
   struct stat st {}, opened {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || size_t(st.st_size) > max_bytes) return false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (::fstatat(at, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) != 0) return false;
+  if (S_ISLNK(st.st_mode) && was_link) *was_link = true;
+  if (!S_ISREG(st.st_mode) || size_t(st.st_size) > max_bytes) return false;
+  int fd = ::openat(at, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
   if (fd < 0) return false;
-  // The file may have been replaced between stat and open: read only what was checked.
   note_input_file(fd);
-  bool ok = ::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino &&
-            read_all(fd, text, max_bytes);
+  bool ok = ::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino && read_all(fd, text, max_bytes);
   ::close(fd);
   return ok;
+}
+
+}  // namespace
+
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& text) {
+  text.clear();
+  return read_regular_at(AT_FDCWD, path.c_str(), max_bytes, false, text);
 }
 
 bool read_regular_file_beneath(const std::string& dir, const std::vector<std::string>& parts, size_t max_bytes,
@@ -705,21 +717,9 @@ bool read_regular_file_beneath(const std::string& dir, const std::vector<std::st
   }
   if (at < 0) return false;
   walked += (walked.empty() ? "" : "/") + parts.back();
-  // Looked at before it is opened, so a FIFO or a device is never opened; read only if the file
-  // opened is the one looked at.
-  struct stat st {}, opened {};
-  bool ok = false;
-  if (::fstatat(at, parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-  } else if (S_ISLNK(st.st_mode)) {
-    link = walked;
-  } else if (S_ISREG(st.st_mode) && size_t(st.st_size) <= max_bytes) {
-    int fd = ::openat(at, parts.back().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-      note_input_file(fd);
-      ok = ::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino && read_all(fd, text, max_bytes);
-      ::close(fd);
-    }
-  }
+  bool was_link = false;
+  bool ok = read_regular_at(at, parts.back().c_str(), max_bytes, true, text, &was_link);
+  if (was_link) link = walked;
   ::close(at);
   return ok;
 }

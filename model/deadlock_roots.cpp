@@ -106,6 +106,74 @@ class Roots {
   // a wait need not end before the wait starts: only blocking commands do.)
   bool before(EventRef x, const Node& w) const { return x.host && x.id < w.submit; }
 
+  // One signal's writes as "needs" reads them.
+  struct Writers {
+    std::vector<std::vector<uint32_t>> lists;  // per writer (SignalWrite::pos), in its order
+    bool narrow = false;                       // some write is a 32-bit one
+    std::vector<uint32_t> host_ids;            // the host's 64-bit writes: their statements, in order
+    std::vector<int> hidden_at;                // per write: the least `ell` whose host write hides it
+    std::vector<uint32_t> wide;                // the 64-bit writes, by hidden_at, highest first
+    std::vector<uint32_t> unrun_wide;          // the 64-bit writes that have not run
+  };
+  // What the 32-bit writes that land after host write `ell` leave in the high half, for a wait:
+  // at least (base, from writes that ran) and at most (high); `low`, the largest low half of one
+  // that does not meet the wait with `base`.
+  struct HalfBound {
+    uint64_t base = 0, high = 0, low = 0;
+    bool lent = false;
+  };
+
+  bool index_writers(const std::vector<SignalWrite>& ws, Writers& out) {
+    if (!spend(4 * ws.size())) return false;
+    for (uint32_t i = 0; i < ws.size(); ++i) {
+      if (out.lists.size() <= ws[i].pos) out.lists.resize(ws[i].pos + 1);
+      out.lists[ws[i].pos].push_back(i);
+      out.narrow |= ws[i].narrow;
+    }
+    if (!out.narrow) return true;
+    std::vector<uint32_t> host;  // indices of the host's 64-bit writes, in host order
+    for (uint32_t i = 0; i < ws.size(); ++i)
+      if (!ws[i].narrow && ws[i].event.host) host.push_back(i);
+    std::sort(host.begin(), host.end(), [&](uint32_t a, uint32_t b) { return ws[a].event.id < ws[b].event.id; });
+    for (uint32_t i : host) out.host_ids.push_back(ws[i].event.id);
+    // The host's writes that ran are a prefix of its order, and each knows what the ones before it know.
+    size_t ran = size_t(std::partition_point(host.begin(), host.end(), [&](uint32_t i) { return ws[i].processed; }) - host.begin());
+    out.hidden_at.assign(ws.size(), int(host.size()));
+    for (uint32_t k = 0; k < host.size(); ++k) out.hidden_at[host[k]] = int(k) + 1;
+    for (uint32_t i = 0; i < ws.size(); ++i) {
+      if (ws[i].narrow) continue;
+      out.wide.push_back(i);
+      if (!ws[i].processed) out.unrun_wide.push_back(i);
+      if (ws[i].event.host || !ws[i].processed) continue;
+      auto k = std::partition_point(host.begin(), host.begin() + ptrdiff_t(ran),
+                                    [&](uint32_t h) { return !e_.known(*ws[h].end, ws[i].event); });
+      out.hidden_at[i] = int(k - host.begin());
+    }
+    std::sort(out.wide.begin(), out.wide.end(), [&](uint32_t a, uint32_t b) { return out.hidden_at[a] > out.hidden_at[b]; });
+    return true;
+  }
+  // The place of the host's last 64-bit write before statement `bound` (-1: none).
+  static int last_host_before(const Writers& ws, uint32_t bound) {
+    return int(std::partition_point(ws.host_ids.begin(), ws.host_ids.end(), [&](uint32_t id) { return id < bound; }) -
+               ws.host_ids.begin()) - 1;
+  }
+  // base and high of every `ell` in `halves`, for wait `w`.
+  void high_halves(const Writers& wr, const std::vector<SignalWrite>& ws, const Node& w, uint64_t initial,
+                   std::map<int, HalfBound>& halves) const {
+    uint64_t base = 0, high = 0;
+    size_t k = 0;
+    for (auto h = halves.rbegin(); h != halves.rend(); ++h) {
+      for (; k < wr.wide.size() && wr.hidden_at[wr.wide[k]] > h->first; ++k) {
+        const SignalWrite& x = ws[wr.wide[k]];
+        if (after(w, x.event)) continue;
+        high = std::max(high, x.value & ~kLowHalf);
+        if (x.processed) base = std::max(base, x.value & ~kLowHalf);
+      }
+      h->second.base = base, h->second.high = high;
+      if (h->first < 0) h->second.base = std::max(base, initial), h->second.high = std::max(high, initial);
+    }
+  }
+
   bool needs() {
     // Each wait looks at every writer of its signal: refuse at once where that is past the budget.
     std::map<uint32_t, uint64_t> writers_of;
@@ -119,12 +187,6 @@ class Roots {
     }
     if (!spend(looks)) return false;
     out_.assign(nodes_.size(), {});
-    // Per signal, its writes grouped by writer (SignalWrite::pos), each in its writer's order,
-    // and whether any is a 32-bit write.
-    struct Writers {
-      std::vector<std::vector<uint32_t>> lists;
-      bool narrow = false;
-    };
     std::map<uint32_t, Writers> writers;
     for (size_t n = 0; n < nodes_.size(); ++n) {
       const Node& w = nodes_[n];
@@ -133,48 +195,36 @@ class Roots {
       const WaitCond cond = wait_cond(t_, w.wait);
       const auto& ws = e_.writes(cond.signal);
       auto [it, fresh] = writers.try_emplace(cond.signal);
-      if (fresh) {
-        if (!spend(ws.size())) return false;
-        for (uint32_t i = 0; i < ws.size(); ++i) {
-          if (it->second.lists.size() <= ws[i].pos) it->second.lists.resize(ws[i].pos + 1);
-          it->second.lists[ws[i].pos].push_back(i);
-          it->second.narrow |= ws[i].narrow;
-        }
-      }
-      // A 32-bit write keeps the word's high half: at most the highest a 64-bit write that does not
-      // come after the wait leaves (or the initial value's).
-      // (The initial value's only where no 64-bit write lands before the wait starts.)
-      uint64_t high = 0;
-      bool initial = true;
+      if (fresh && !index_writers(ws, it->second)) return false;
+      // A 32-bit write keeps the word's high half: that of a 64-bit write that does not come after
+      // the wait and that no 64-bit write landing first (before the 32-bit write or before the wait
+      // starts) follows; or the initial value's where none lands first. Of the writes that land
+      // first, the host's last one before the wait's submit or the 32-bit write's hides what it
+      // follows: `ell` is its place among the host's 64-bit writes of the signal (-1: none).
+      std::map<int, HalfBound> halves;  // per `ell` in use
+      auto ell_of = [&](EventRef x) { return last_host_before(it->second, std::max(w.submit, submit_of(x))); };
       if (it->second.narrow && !cond.narrow()) {
         if (!spend(4 * ws.size())) return false;
-        // The host's last 64-bit write before the wait starts lands after every write it follows.
-        const SignalWrite* last_host = nullptr;
         for (const SignalWrite& x : ws)
-          if (!x.narrow && before(x.event, w) && (!last_host || x.event.id > last_host->event.id)) last_host = &x;
-        auto hidden = [&](const SignalWrite& x) {
-          if (!last_host || &x == last_host) return false;
-          if (x.event.host) return x.event.id < last_host->event.id;
-          return x.processed && last_host->processed && e_.known(*last_host->end, x.event);
-        };
-        initial = !last_host;
+          if (x.narrow) halves.try_emplace(ell_of(x.event));
+        high_halves(it->second, ws, w, e_.initial_value(cond.signal) & ~kLowHalf, halves);
+        for (const SignalWrite& x : ws) {  // the largest low half of a 32-bit write that does not meet it
+          if (!x.narrow || after(w, x.event)) continue;
+          HalfBound& h = halves.at(ell_of(x.event));
+          if (!cond.met_by(h.base | (x.value & kLowHalf))) h.lent = true, h.low = std::max(h.low, x.value & kLowHalf);
+        }
         // A 64-bit write that has not run lends its high half to a 32-bit write that meets the
         // wait only with it: the wait needs what the lender sits behind too.
-        uint64_t base = initial ? e_.initial_value(cond.signal) & ~kLowHalf : 0;
-        for (const SignalWrite& x : ws)
-          if (!x.narrow && x.processed && !after(w, x.event) && !hidden(x)) base = std::max(base, x.value & ~kLowHalf);
-        bool lent = false;
-        uint64_t low = 0;  // the largest low half of a 32-bit write that does not meet it with `base`
-        for (const SignalWrite& x : ws)
-          if (x.narrow && !after(w, x.event) && !cond.met_by(base | (x.value & kLowHalf)))
-            lent = true, low = std::max(low, x.value & kLowHalf);
-        for (const SignalWrite& x : ws)
-          if (!x.narrow && !after(w, x.event) && !hidden(x)) {
-            high = std::max(high, x.value & ~kLowHalf);
-            if (lent && !x.processed && cond.met_by((x.value & ~kLowHalf) | low)) behind(x.event, edge);
+        for (const auto& [ell, h] : halves) {
+          if (!h.lent) continue;
+          if (!spend(it->second.unrun_wide.size())) return false;
+          for (uint32_t i : it->second.unrun_wide) {
+            const SignalWrite& x = ws[i];
+            if (!after(w, x.event) && it->second.hidden_at[i] > ell && cond.met_by((x.value & ~kLowHalf) | h.low))
+              behind(x.event, edge);
           }
+        }
       }
-      if (initial) high = std::max(high, e_.initial_value(cond.signal) & ~kLowHalf);
       // Each other writer's last write that may meet it and does not come after it. (Its own
       // writer's before it sit behind no wait its place does not; after it, they come after it.)
       for (const auto& list : it->second.lists) {
@@ -186,7 +236,7 @@ class Roots {
         for (size_t k = end; k-- > 0;) {
           if (k + 1 < end && !spend(1)) return false;  // (the first look is paid for above)
           const SignalWrite& x = ws[list[k]];
-          if (!cond.met_by(x.narrow ? high | (x.value & kLowHalf) : x.value)) continue;
+          if (!cond.met_by(x.narrow && !halves.empty() ? halves.at(ell_of(x.event)).high | (x.value & kLowHalf) : x.value)) continue;
           if (!x.processed) behind(x.event, edge);
           break;
         }

@@ -4,6 +4,8 @@
 #include "qvet/qvet.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -19,6 +21,8 @@ struct qvet_program {
   std::string name = "<program>";
   std::string text;
   std::vector<std::string> tags;  // per line (1-based: tags[line - 1]); "" where none
+  std::vector<const char*> calls;  // per line: the call that made it (qvet_add_buffer, ...), or null
+  bool in_batch = false;           // between qvet_begin_submit and qvet_end_submit
   std::string error;
 };
 
@@ -73,14 +77,117 @@ const std::string* tag_of(const std::vector<std::string>& tags, uint32_t file, c
   return at.file == file && at.line >= 1 && at.line <= tags.size() && !tags[at.line - 1].empty() ? &tags[at.line - 1] : nullptr;
 }
 
-// "name:line:col: message", with the tag of its line where it has one.
+// "name:line:col: message", with the call and tag that made its line where it has them.
 std::string located(const qvet::SourceSet& src, const std::string& name, uint32_t file, const Diagnostic& d,
-                    const std::vector<std::string>& tags) {
+                    const qvet_program& p) {
   std::string out = d.loc.file ? src.name(d.loc.file) : name;
   if (d.loc.line) out += ":" + std::to_string(d.loc.line) + (d.loc.col ? ":" + std::to_string(d.loc.col) : "");
   out += ": " + d.message;
-  if (const std::string* t = tag_of(tags, d.loc.file ? d.loc.file : file, d.loc)) out += " (the line added at " + *t + ")";
+  const uint32_t f = d.loc.file ? d.loc.file : file;
+  const char* call = f == file && d.loc.line >= 1 && d.loc.line <= p.calls.size() ? p.calls[d.loc.line - 1] : nullptr;
+  const std::string* t = tag_of(p.tags, f, d.loc);
+  if (call) out += std::string(" (") + call + (t ? " at " + *t : std::string()) + ")";
+  else if (t) out += " (the line added at " + *t + ")";
   return out;
+}
+
+// One line appended: its tag and the call that made it (null: qvet_program_add's text).
+qvet_status append_line(qvet_program* p, const std::string& line, const char* tag, const char* call) {
+  // (A program parsed whole has a tag, empty, per line: tags stay one per line.)
+  if (!p->text.empty() && p->text.back() != '\n') p->text += '\n', p->tags.emplace_back(), p->calls.push_back(nullptr);
+  p->text += line + '\n';
+  p->tags.push_back(tag ? tag : "");
+  p->calls.push_back(call);
+  p->error.clear();
+  return QVET_OK;
+}
+
+bool is_json(const qvet_program* p) {
+  size_t i = p->text.find_first_not_of(" \t\r\n");
+  return i != std::string::npos && p->text[i] == '{';
+}
+
+// A typed call's statement: its arguments are checked here, the rest by qvet_check.
+class Statement {
+ public:
+  enum class Where { Outside, Inside };  // of a batch
+  Statement(qvet_program* p, const char* call, const char* tag, Where where) : p_(p), call_(call), tag_(tag), where_(where) {
+    if (!p_) return;
+    if (is_json(p_)) fail("a JSON program is not extended call by call");
+    else if (where == Where::Inside && !p_->in_batch) fail("a command belongs inside qvet_begin_submit ... qvet_end_submit");
+    else if (where == Where::Outside && p_->in_batch) fail("inside a batch (qvet_begin_submit) only commands are added");
+  }
+  // Appends a name, a word of the language (a keyword), a number, or a range.
+  Statement& name(const char* n, const char* what) {
+    bool ok = n && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_');
+    for (const char* c = n; ok && *c; ++c) ok = std::isalnum(static_cast<unsigned char>(*c)) || *c == '_';
+    if (!ok) return fail(std::string(what) + (n ? " '" + printable(n) + "' is not a name" : " is NULL"));
+    return word(n);
+  }
+  Statement& word(const std::string& w) {
+    if (!text_.empty() && w != ",") text_ += ' ';
+    text_ += w;
+    return *this;
+  }
+  Statement& number(uint64_t v) { return word(std::to_string(v)); }
+  Statement& range(const qvet_range& r, const char* what) {
+    name(r.buffer, what);
+    if (r.lo == 0 && r.hi == 0) return *this;
+    if (r.hi <= r.lo)
+      return fail(std::string(what) + " [" + std::to_string(r.lo) + ":" + std::to_string(r.hi) + ") is empty (0, 0: all of it)");
+    text_ += "[" + std::to_string(r.lo) + ":" + std::to_string(r.hi) + "]";
+    return *this;
+  }
+  Statement& fail(const std::string& why) {
+    if (error_.empty()) error_ = why;
+    return *this;
+  }
+  // Appends the statement, or says why not.
+  qvet_status done() {
+    if (!p_) return QVET_BAD_CALL;
+    if (!error_.empty()) {
+      p_->error = std::string(call_) + (tag_ ? std::string(" (at ") + tag_ + ")" : std::string()) + ": " + error_;
+      return QVET_BAD_CALL;
+    }
+    return append_line(p_, (where_ == Where::Inside && text_ != "}" ? "  " : "") + text_, tag_, call_);  // (as the printer indents)
+  }
+ private:
+  static std::string printable(const char* n) {
+    std::string out;
+    for (const char* c = n; *c && out.size() < 64; ++c) out += std::isprint(static_cast<unsigned char>(*c)) ? *c : '?';
+    return out;
+  }
+  qvet_program* p_;
+  const char* call_;
+  const char* tag_;
+  Where where_;
+  std::string text_, error_;
+};
+
+// Runs a typed call: `f` fills the statement, whose text is then appended.
+template <class F>
+qvet_status typed(qvet_program* p, const char* call, const char* tag, Statement::Where where, F&& f) {
+  if (!p) return QVET_BAD_CALL;
+  return guarded(p->error, [&] {
+    Statement s(p, call, tag, where);
+    f(s);
+    return s.done();
+  });
+}
+
+// An enum argument as the int a C caller passed: any int may come, and a C++ load of one outside
+// the enum's values is undefined, so it is read through its bytes.
+template <class E>
+int raw(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+const char* arch_word(int a) { return a == QVET_NV ? "nv" : a == QVET_AMD ? "amd" : a == QVET_STRICT ? "strict" : nullptr; }
+const char* engine_word(int e) { return e == QVET_COMPUTE ? "compute" : e == QVET_COPY ? "copy" : nullptr; }
+const char* ordering_words(int o) {
+  return o == QVET_SERIAL ? "ordering serial" : o == QVET_OVERLAP ? "ordering overlap" : o == QVET_CHAINED ? "ordering chained" : nullptr;
 }
 
 const Diagnostic* diag(const qvet_result* r, size_t i) { return r && i < r->diags.size() ? &r->diags[i] : nullptr; }
@@ -113,11 +220,13 @@ qvet_status qvet_program_parse(qvet_program* p, const char* text, size_t length)
     if (!text && length) return p->error = "qvet_program_parse: text is NULL", QVET_BAD_CALL;
     p->text.assign(text ? text : "", length);
     p->tags.assign(size_t(std::count(p->text.begin(), p->text.end(), '\n')), std::string());
+    p->calls.assign(p->tags.size(), nullptr);
+    p->in_batch = false;
     p->error.clear();
     qvet::SourceSet src;
     qvet::LoadResult r = qvet::load_program_text(src, p->name, p->text);
     if (r.program) return QVET_OK;
-    p->error = located(src, p->name, 1, *r.error, p->tags);  // (the program is the set's first file)
+    p->error = located(src, p->name, 1, *r.error, *p);  // (the program is the set's first file)
     return QVET_INVALID_INPUT;
   });
 }
@@ -126,18 +235,142 @@ qvet_status qvet_program_add(qvet_program* p, const char* line, const char* tag)
   if (!p) return QVET_BAD_CALL;
   return guarded(p->error, [&] {
     if (!line) return p->error = "qvet_program_add: line is NULL", QVET_BAD_CALL;
-    if (p->text.find_first_not_of(" \t\r\n") != std::string::npos && p->text[p->text.find_first_not_of(" \t\r\n")] == '{')
-      return p->error = "qvet_program_add: a JSON program is not extended line by line", QVET_BAD_CALL;
+    if (is_json(p)) return p->error = "qvet_program_add: a JSON program is not extended line by line", QVET_BAD_CALL;
     std::string l(line);
     if (l.find_first_of("\n\r") != std::string::npos)
       return p->error = "qvet_program_add: one line at a time (the line holds a line break)", QVET_BAD_CALL;
-    // (A program parsed whole has a tag, empty, per line: tags stay one per line.)
-    if (!p->text.empty() && p->text.back() != '\n') p->text += '\n', p->tags.emplace_back();
-    p->text += l + '\n';
-    p->tags.push_back(tag ? tag : "");
-    p->error.clear();
-    return QVET_OK;
+    return append_line(p, l, tag, nullptr);
   });
+}
+
+using Where = Statement::Where;
+
+qvet_status qvet_add_device(qvet_program* p, const char* name, qvet_arch arch, const char* tag) {
+  return typed(p, "qvet_add_device", tag, Where::Outside, [&](Statement& s) {
+    s.word("device").name(name, "the device");
+    if (const char* a = arch_word(raw(arch))) s.word(a);
+    else s.fail("unknown architecture " + std::to_string(raw(arch)));
+  });
+}
+
+qvet_status qvet_add_peer(qvet_program* p, const char* a, const char* b, const char* tag) {
+  return typed(p, "qvet_add_peer", tag, Where::Outside, [&](Statement& s) { s.word("peer").name(a, "the first device").name(b, "the second device"); });
+}
+
+qvet_status qvet_add_map(qvet_program* p, const char* object, const char* device, const char* tag) {
+  return typed(p, "qvet_add_map", tag, Where::Outside,
+               [&](Statement& s) { s.word("map").name(object, "the buffer or signal").word("into").name(device, "the device"); });
+}
+
+qvet_status qvet_add_buffer(qvet_program* p, const char* name, const char* owner, uint64_t size, const char* tag) {
+  return typed(p, "qvet_add_buffer", tag, Where::Outside,
+               [&](Statement& s) { s.word("buffer").name(name, "the buffer").word("on").name(owner, "the owner").number(size); });
+}
+
+qvet_status qvet_add_view(qvet_program* p, const char* name, qvet_range of, const char* tag) {
+  return typed(p, "qvet_add_view", tag, Where::Outside, [&](Statement& s) { s.word("buffer").name(name, "the view").word("=").range(of, "its range"); });
+}
+
+qvet_status qvet_add_signal(qvet_program* p, const char* name, const char* owner, uint64_t init, const char* tag) {
+  return typed(p, "qvet_add_signal", tag, Where::Outside,
+               [&](Statement& s) { s.word("signal").name(name, "the signal").word("on").name(owner, "the owner").word("=").number(init); });
+}
+
+qvet_status qvet_add_queue(qvet_program* p, const char* name, const char* device, qvet_engine engine, qvet_ordering ordering,
+                           const char* tag) {
+  return typed(p, "qvet_add_queue", tag, Where::Outside, [&](Statement& s) {
+    s.word("queue").name(name, "the queue").word("on").name(device, "the device");
+    if (const char* e = engine_word(raw(engine))) s.word(e);
+    else s.fail("unknown engine " + std::to_string(raw(engine)));
+    if (const char* o = ordering_words(raw(ordering))) s.word(o);
+    else if (raw(ordering) != QVET_ORDERING_DEFAULT) s.fail("unknown ordering " + std::to_string(raw(ordering)));
+  });
+}
+
+qvet_status qvet_add_param(qvet_program* p, const char* name, uint64_t lo, uint64_t hi, const char* tag) {
+  return typed(p, "qvet_add_param", tag, Where::Outside, [&](Statement& s) {
+    s.word("param").name(name, "the param").word("in").number(lo).word("..").number(hi);
+    if (hi < lo) s.fail("the range " + std::to_string(lo) + ".." + std::to_string(hi) + " is empty");
+  });
+}
+
+qvet_status qvet_begin_submit(qvet_program* p, const char* queue, const char* tag) {
+  qvet_status st = typed(p, "qvet_begin_submit", tag, Where::Outside, [&](Statement& s) { s.word("submit").name(queue, "the queue").word("{"); });
+  if (st == QVET_OK) p->in_batch = true;
+  return st;
+}
+
+qvet_status qvet_end_submit(qvet_program* p, const char* tag) {
+  qvet_status st = typed(p, "qvet_end_submit", tag, Where::Inside, [&](Statement& s) { s.word("}"); });
+  if (st == QVET_OK) p->in_batch = false;
+  return st;
+}
+
+qvet_status qvet_cmd_wait(qvet_program* p, const char* signal, uint64_t value, const char* tag) {
+  return typed(p, "qvet_cmd_wait", tag, Where::Inside, [&](Statement& s) { s.word("wait").name(signal, "the signal").word(">=").number(value); });
+}
+
+qvet_status qvet_cmd_signal(qvet_program* p, const char* signal, uint64_t value, const char* tag) {
+  return typed(p, "qvet_cmd_signal", tag, Where::Inside, [&](Statement& s) { s.word("signal").name(signal, "the signal").word("=").number(value); });
+}
+
+qvet_status qvet_cmd_timestamp(qvet_program* p, const char* signal, const char* tag) {
+  return typed(p, "qvet_cmd_timestamp", tag, Where::Inside, [&](Statement& s) { s.word("timestamp").name(signal, "the signal"); });
+}
+
+qvet_status qvet_cmd_exec(qvet_program* p, const char* kernel, const qvet_range* reads, size_t n_reads, const qvet_range* writes,
+                          size_t n_writes, const char* tag) {
+  return typed(p, "qvet_cmd_exec", tag, Where::Inside, [&](Statement& s) {
+    s.word("exec").name(kernel, "the kernel");
+    if ((n_reads && !reads) || (n_writes && !writes)) return void(s.fail("a range list is NULL with a count above 0"));
+    for (size_t i = 0; i < n_reads; ++i) {
+      if (i) s.word(",");
+      else s.word("reads");
+      s.range(reads[i], "a read");
+    }
+    for (size_t i = 0; i < n_writes; ++i) {
+      if (i) s.word(",");
+      else s.word("writes");
+      s.range(writes[i], "a write");
+    }
+  });
+}
+
+qvet_status qvet_cmd_copy(qvet_program* p, qvet_range src, qvet_range dst, const char* tag) {
+  return typed(p, "qvet_cmd_copy", tag, Where::Inside,
+               [&](Statement& s) { s.word("copy").range(src, "the source").word("->").range(dst, "the destination"); });
+}
+
+qvet_status qvet_cmd_barrier(qvet_program* p, const char* tag) {
+  return typed(p, "qvet_cmd_barrier", tag, Where::Inside, [&](Statement& s) { s.word("barrier"); });
+}
+
+qvet_status qvet_cmd_memory_barrier(qvet_program* p, const char* tag) {
+  return typed(p, "qvet_cmd_memory_barrier", tag, Where::Inside, [&](Statement& s) { s.word("memory_barrier"); });
+}
+
+qvet_status qvet_host_wait(qvet_program* p, const char* signal, uint64_t value, const char* tag) {
+  return typed(p, "qvet_host_wait", tag, Where::Outside, [&](Statement& s) { s.word("wait").name(signal, "the signal").word(">=").number(value); });
+}
+
+qvet_status qvet_host_signal(qvet_program* p, const char* signal, uint64_t value, const char* tag) {
+  return typed(p, "qvet_host_signal", tag, Where::Outside, [&](Statement& s) { s.word("signal").name(signal, "the signal").word("=").number(value); });
+}
+
+qvet_status qvet_host_read(qvet_program* p, qvet_range range, const char* tag) {
+  return typed(p, "qvet_host_read", tag, Where::Outside, [&](Statement& s) { s.word("read").range(range, "the range"); });
+}
+
+qvet_status qvet_host_write(qvet_program* p, qvet_range range, const char* tag) {
+  return typed(p, "qvet_host_write", tag, Where::Outside, [&](Statement& s) { s.word("write").range(range, "the range"); });
+}
+
+qvet_status qvet_host_free(qvet_program* p, const char* object, const char* tag) {
+  return typed(p, "qvet_host_free", tag, Where::Outside, [&](Statement& s) { s.word("free").name(object, "the buffer or signal"); });
+}
+
+qvet_status qvet_host_alloc(qvet_program* p, const char* object, const char* tag) {
+  return typed(p, "qvet_host_alloc", tag, Where::Outside, [&](Statement& s) { s.word("alloc").name(object, "the buffer or signal"); });
 }
 
 const char* qvet_program_error(const qvet_program* p) { return p ? p->error.c_str() : ""; }
@@ -189,14 +422,14 @@ qvet_result* qvet_check(const qvet_program* p, const qvet_options* o) {
     r->werror = o && o->werror;
     qvet::SourceSet src;
     qvet::LoadResult l = qvet::load_program_text(src, p->name, p->text);
-    if (!l.program) return r->error = located(src, p->name, 1, *l.error, p->tags), QVET_INVALID_INPUT;
+    if (!l.program) return r->error = located(src, p->name, 1, *l.error, *p), QVET_INVALID_INPUT;
     r->file = l.program->file;
     try {
       r->diags = qvet::verify_program(*l.program, o ? o->verify : qvet::VerifyOptions{}).diagnostics;
     } catch (const qvet::InputError& e) {
       Diagnostic d = qvet::input_diagnostic(e);
       if (!d.loc.file) d.loc.file = l.program->file;
-      return r->error = located(src, p->name, r->file, d, p->tags), QVET_INVALID_INPUT;
+      return r->error = located(src, p->name, r->file, d, *p), QVET_INVALID_INPUT;
     }
     r->json = qvet::render_json(r->diags, src);
     return QVET_OK;

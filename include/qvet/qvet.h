@@ -1,8 +1,9 @@
 /* libqvet: check GPU queue programs from inside a runtime (docs/api.md).
  *
- * A program is built from .hcq text (qvet_program_parse, JSON too) or line by line
- * (qvet_program_add: one statement, or one line of a `submit` block, with a caller's tag such as
- * "hcq2.py:311" that diagnostics on that line cite). qvet_check verifies it against the device
+ * A program is built from .hcq text (qvet_program_parse, JSON too), call by call (qvet_add_*,
+ * qvet_cmd_*, qvet_host_*: one call per statement of the language), or line by line
+ * (qvet_program_add). Every call carries a caller's tag such as "hcq2.py:311" that diagnostics
+ * on its statement cite. qvet_check verifies it against the device
  * semantics exactly as `qvet check` does (every rule, every admissible param value) and returns a
  * result whose diagnostics are read through accessors or as the CLI's JSON.
  *
@@ -25,6 +26,7 @@
 #define QVET_QVET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +67,59 @@ QVET_API qvet_status qvet_program_parse(qvet_program* p, const char* text, size_
  * whole by qvet_check, which reports a line that breaks a rule with its tag. A program parsed
  * from JSON is not extended this way (QVET_BAD_CALL). */
 QVET_API qvet_status qvet_program_add(qvet_program* p, const char* line, const char* tag);
+/* One call per statement (docs/language.md), each appended to the program like one line of
+ * .hcq. A call checks its own arguments at once: names are identifiers, words are known, numbers
+ * fit, commands come inside a batch and statements outside one; a bad argument is QVET_BAD_CALL,
+ * and qvet_program_error names the call and its tag. What needs the whole program (a name not
+ * declared, a range past its buffer, a free of what is not live) is found by qvet_check, whose
+ * error names the call and its tag too. `tag` may be NULL. */
+typedef enum qvet_arch { QVET_NV = 0, QVET_AMD = 1, QVET_STRICT = 2 } qvet_arch;
+typedef enum qvet_engine { QVET_COMPUTE = 0, QVET_COPY = 1 } qvet_engine;
+typedef enum qvet_ordering {
+  QVET_ORDERING_DEFAULT = 0, /* the architecture's (semantics.md, "Profiles") */
+  QVET_SERIAL = 1,
+  QVET_OVERLAP = 2,
+  QVET_CHAINED = 3
+} qvet_ordering;
+/* Bytes [lo, hi) of a buffer or view; lo == hi == 0: all of it. */
+typedef struct qvet_range {
+  const char* buffer;
+  uint64_t lo, hi;
+} qvet_range;
+
+/* Declarations. `owner`: "host" or a device's name. */
+QVET_API qvet_status qvet_add_device(qvet_program* p, const char* name, qvet_arch arch, const char* tag);
+QVET_API qvet_status qvet_add_peer(qvet_program* p, const char* a, const char* b, const char* tag);
+QVET_API qvet_status qvet_add_map(qvet_program* p, const char* object, const char* device, const char* tag);
+QVET_API qvet_status qvet_add_buffer(qvet_program* p, const char* name, const char* owner, uint64_t size, const char* tag);
+QVET_API qvet_status qvet_add_view(qvet_program* p, const char* name, qvet_range of, const char* tag);
+QVET_API qvet_status qvet_add_signal(qvet_program* p, const char* name, const char* owner, uint64_t init, const char* tag);
+QVET_API qvet_status qvet_add_queue(qvet_program* p, const char* name, const char* device, qvet_engine engine,
+                                    qvet_ordering ordering, const char* tag);
+/* A param in lo..hi: the program is checked for every value (reach it from text, qvet_program_add). */
+QVET_API qvet_status qvet_add_param(qvet_program* p, const char* name, uint64_t lo, uint64_t hi, const char* tag);
+
+/* A batch: qvet_begin_submit, its commands, qvet_end_submit. */
+QVET_API qvet_status qvet_begin_submit(qvet_program* p, const char* queue, const char* tag);
+QVET_API qvet_status qvet_end_submit(qvet_program* p, const char* tag);
+QVET_API qvet_status qvet_cmd_wait(qvet_program* p, const char* signal, uint64_t value, const char* tag);
+QVET_API qvet_status qvet_cmd_signal(qvet_program* p, const char* signal, uint64_t value, const char* tag);
+QVET_API qvet_status qvet_cmd_timestamp(qvet_program* p, const char* signal, const char* tag);
+/* `reads` and `writes` may be NULL when their count is 0. */
+QVET_API qvet_status qvet_cmd_exec(qvet_program* p, const char* kernel, const qvet_range* reads, size_t n_reads,
+                                   const qvet_range* writes, size_t n_writes, const char* tag);
+QVET_API qvet_status qvet_cmd_copy(qvet_program* p, qvet_range src, qvet_range dst, const char* tag);
+QVET_API qvet_status qvet_cmd_barrier(qvet_program* p, const char* tag);
+QVET_API qvet_status qvet_cmd_memory_barrier(qvet_program* p, const char* tag);
+
+/* Host statements. */
+QVET_API qvet_status qvet_host_wait(qvet_program* p, const char* signal, uint64_t value, const char* tag);
+QVET_API qvet_status qvet_host_signal(qvet_program* p, const char* signal, uint64_t value, const char* tag);
+QVET_API qvet_status qvet_host_read(qvet_program* p, qvet_range range, const char* tag);
+QVET_API qvet_status qvet_host_write(qvet_program* p, qvet_range range, const char* tag);
+QVET_API qvet_status qvet_host_free(qvet_program* p, const char* object, const char* tag);
+QVET_API qvet_status qvet_host_alloc(qvet_program* p, const char* object, const char* tag);
+
 /* The last error of a call on `p` ("" when none). */
 QVET_API const char* qvet_program_error(const qvet_program* p);
 

@@ -121,6 +121,98 @@ int main(void) {
     qvet_program_free(p);
   }
 
+  /* Typed calls: the bundled example built call by call gives what its text gives. */
+  {
+    qvet_program* t = qvet_program_new("example.hcq");
+    qvet_range act = {"act", 0, 0}, act1 = {"act1", 0, 0};
+    CHECK(qvet_add_device(t, "gpu0", QVET_NV, "rt.py:1") == QVET_OK);
+    CHECK(qvet_add_device(t, "gpu1", QVET_NV, "rt.py:2") == QVET_OK);
+    CHECK(qvet_add_peer(t, "gpu0", "gpu1", "rt.py:3") == QVET_OK);
+    CHECK(qvet_add_buffer(t, "act", "gpu0", 4096, "rt.py:4") == QVET_OK);
+    CHECK(qvet_add_buffer(t, "act1", "gpu1", 4096, "rt.py:5") == QVET_OK);
+    CHECK(qvet_add_signal(t, "tl", "host", 0, "rt.py:6") == QVET_OK);
+    CHECK(qvet_add_queue(t, "c0", "gpu0", QVET_COMPUTE, QVET_ORDERING_DEFAULT, "rt.py:7") == QVET_OK);
+    CHECK(qvet_add_queue(t, "x1", "gpu1", QVET_COPY, QVET_ORDERING_DEFAULT, "rt.py:8") == QVET_OK);
+    CHECK(qvet_begin_submit(t, "c0", "rt.py:9") == QVET_OK);
+    CHECK(qvet_cmd_exec(t, "matmul", NULL, 0, &act, 1, "rt.py:10") == QVET_OK);
+    CHECK(qvet_cmd_signal(t, "tl", 1, "rt.py:11") == QVET_OK);
+    CHECK(qvet_end_submit(t, "rt.py:9") == QVET_OK);
+    CHECK(qvet_begin_submit(t, "x1", "rt.py:12") == QVET_OK);
+    CHECK(qvet_cmd_copy(t, act, act1, "rt.py:13") == QVET_OK);
+    CHECK(qvet_cmd_signal(t, "tl", 2, "rt.py:14") == QVET_OK);
+    CHECK(qvet_end_submit(t, "rt.py:12") == QVET_OK);
+    CHECK(qvet_host_wait(t, "tl", 2, "rt.py:15") == QVET_OK);
+    CHECK(qvet_host_read(t, act1, "rt.py:16") == QVET_OK);
+    const char* text =
+        "device gpu0 nv\ndevice gpu1 nv\npeer gpu0 gpu1\nbuffer act on gpu0 4096\nbuffer act1 on gpu1 4096\n"
+        "signal tl on host = 0\nqueue c0 on gpu0 compute\nqueue x1 on gpu1 copy\nsubmit c0 {\n  exec matmul writes act\n"
+        "  signal tl = 1\n}\nsubmit x1 {\n  copy act -> act1\n  signal tl = 2\n}\nwait tl >= 2\nread act1\n";
+    qvet_program* whole = parsed("example.hcq", text);
+    qvet_result* a = qvet_check(t, NULL);
+    qvet_result* b = qvet_check(whole, NULL);
+    CHECK(qvet_result_status(a) == QVET_OK && qvet_result_count(a) >= 1 && qvet_result_exit_code(a) == 1);
+    CHECK(strcmp(qvet_result_json(a), qvet_result_json(b)) == 0);
+    CHECK(strcmp(qvet_diag_rule(a, 0), "race") == 0 && strcmp(qvet_diag_tag(a, 0), "rt.py:13") == 0);
+    CHECK(strcmp(qvet_diag_related_tag(a, 0), "rt.py:10") == 0);
+    qvet_result_free(a);
+    qvet_result_free(b);
+    qvet_program_free(whole);
+
+    /* Every other kind of statement, in a clean program. */
+    qvet_range part = {"act", 0, 1024}, view = {"v", 0, 0}, tail = {"act", 1024, 2048};
+    CHECK(qvet_add_view(t, "v", part, "rt.py:20") == QVET_OK);
+    CHECK(qvet_add_map(t, "act1", "gpu0", "rt.py:21") == QVET_OK);
+    CHECK(qvet_add_param(t, "n", 1, 4, "rt.py:22") == QVET_OK);
+    CHECK(qvet_add_queue(t, "c1", "gpu0", QVET_COMPUTE, QVET_CHAINED, "rt.py:23") == QVET_OK);
+    CHECK(qvet_begin_submit(t, "c1", "rt.py:24") == QVET_OK);
+    CHECK(qvet_cmd_wait(t, "tl", 2, "rt.py:25") == QVET_OK);
+    CHECK(qvet_cmd_barrier(t, "rt.py:26") == QVET_OK);
+    CHECK(qvet_cmd_memory_barrier(t, "rt.py:27") == QVET_OK);
+    CHECK(qvet_cmd_exec(t, "k", &view, 1, &tail, 1, "rt.py:28") == QVET_OK);
+    CHECK(qvet_cmd_timestamp(t, "tl", "rt.py:29") == QVET_OK);
+    CHECK(qvet_end_submit(t, "rt.py:24") == QVET_OK);
+    CHECK(qvet_host_signal(t, "tl", 7, "rt.py:30") == QVET_OK);
+    CHECK(qvet_host_write(t, part, "rt.py:31") == QVET_OK);
+    CHECK(qvet_host_free(t, "act1", "rt.py:32") == QVET_OK);
+    CHECK(qvet_host_alloc(t, "act1", "rt.py:33") == QVET_OK);
+    a = qvet_check(t, NULL);
+    CHECK(qvet_result_status(a) == QVET_OK);
+    qvet_result_free(a);
+
+    /* Bad calls: refused at once, naming the call and its tag; the program is unchanged. */
+    qvet_range empty = {"act", 8, 8}, unnamed = {NULL, 0, 0};
+    CHECK(qvet_add_device(t, "gpu 2", QVET_NV, "rt.py:40") == QVET_BAD_CALL);
+    CHECK(strstr(qvet_program_error(t), "qvet_add_device (at rt.py:40)") && strstr(qvet_program_error(t), "'gpu 2' is not a name"));
+    CHECK(qvet_add_device(t, "g9", (qvet_arch)9, NULL) == QVET_BAD_CALL && strstr(qvet_program_error(t), "architecture"));
+    CHECK(qvet_add_queue(t, "q9", "gpu0", (qvet_engine)5, QVET_ORDERING_DEFAULT, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_add_queue(t, "q9", "gpu0", QVET_COPY, (qvet_ordering)7, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_add_buffer(t, "b\nsubmit", "gpu0", 64, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_add_signal(t, NULL, "host", 0, NULL) == QVET_BAD_CALL && strstr(qvet_program_error(t), "is NULL"));
+    CHECK(qvet_add_param(t, "m", 5, 4, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_cmd_wait(t, "tl", 1, "rt.py:41") == QVET_BAD_CALL && strstr(qvet_program_error(t), "qvet_begin_submit"));
+    CHECK(qvet_end_submit(t, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_host_read(t, empty, NULL) == QVET_BAD_CALL && strstr(qvet_program_error(t), "empty"));
+    CHECK(qvet_host_write(t, unnamed, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_begin_submit(t, "c0", NULL) == QVET_OK);
+    CHECK(qvet_host_wait(t, "tl", 1, NULL) == QVET_BAD_CALL && strstr(qvet_program_error(t), "only commands"));
+    CHECK(qvet_begin_submit(t, "c0", NULL) == QVET_BAD_CALL);
+    CHECK(qvet_cmd_exec(t, "k", NULL, 2, NULL, 0, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_cmd_copy(t, act, empty, NULL) == QVET_BAD_CALL);
+    CHECK(qvet_end_submit(t, NULL) == QVET_OK);
+    CHECK(qvet_add_device(NULL, "g", QVET_NV, NULL) == QVET_BAD_CALL);
+    a = qvet_check(t, NULL);
+    CHECK(qvet_result_status(a) == QVET_OK);  /* (only the empty batch was added) */
+    qvet_result_free(a);
+
+    /* What needs the whole program is found by qvet_check, naming the call and its tag. */
+    qvet_range past = {"act", 0, 8192};
+    CHECK(qvet_host_read(t, past, "rt.py:50") == QVET_OK);
+    a = qvet_check(t, NULL);
+    CHECK(qvet_result_status(a) == QVET_INVALID_INPUT && strstr(qvet_result_error(a), "(qvet_host_read at rt.py:50)"));
+    qvet_result_free(a);
+    qvet_program_free(t);
+  }
+
   /* Null pointers and bad options: a status, never a crash. */
   CHECK(qvet_program_parse(NULL, "x", 1) == QVET_BAD_CALL);
   CHECK(qvet_program_add(NULL, "x", NULL) == QVET_BAD_CALL);

@@ -196,18 +196,19 @@ class Roots {
       const auto& ws = e_.writes(cond.signal);
       auto [it, fresh] = writers.try_emplace(cond.signal);
       if (fresh && !index_writers(ws, it->second)) return false;
+      const Writers& wr = it->second;  // (a lambda cannot name a structured binding in clang 14)
       // A 32-bit write keeps the word's high half: that of a 64-bit write that does not come after
       // the wait and that no 64-bit write landing first (before the 32-bit write or before the wait
       // starts) follows; or the initial value's where none lands first. Of the writes that land
       // first, the host's last one before the wait's submit or the 32-bit write's hides what it
       // follows: `ell` is its place among the host's 64-bit writes of the signal (-1: none).
       std::map<int, HalfBound> halves;  // per `ell` in use
-      auto ell_of = [&](EventRef x) { return last_host_before(it->second, std::max(w.submit, submit_of(x))); };
-      if (it->second.narrow && !cond.narrow()) {
+      auto ell_of = [&](EventRef x) { return last_host_before(wr, std::max(w.submit, submit_of(x))); };
+      if (wr.narrow && !cond.narrow()) {
         if (!spend(4 * ws.size())) return false;
         for (const SignalWrite& x : ws)
           if (x.narrow) halves.try_emplace(ell_of(x.event));
-        high_halves(it->second, ws, w, e_.initial_value(cond.signal) & ~kLowHalf, halves);
+        high_halves(wr, ws, w, e_.initial_value(cond.signal) & ~kLowHalf, halves);
         for (const SignalWrite& x : ws) {  // the largest low half of a 32-bit write that does not meet it
           if (!x.narrow || after(w, x.event)) continue;
           HalfBound& h = halves.at(ell_of(x.event));
@@ -217,17 +218,17 @@ class Roots {
         // wait only with it: the wait needs what the lender sits behind too.
         for (const auto& [ell, h] : halves) {
           if (!h.lent) continue;
-          if (!spend(it->second.unrun_wide.size())) return false;
-          for (uint32_t i : it->second.unrun_wide) {
+          if (!spend(wr.unrun_wide.size())) return false;
+          for (uint32_t i : wr.unrun_wide) {
             const SignalWrite& x = ws[i];
-            if (!after(w, x.event) && it->second.hidden_at[i] > ell && cond.met_by((x.value & ~kLowHalf) | h.low))
+            if (!after(w, x.event) && wr.hidden_at[i] > ell && cond.met_by((x.value & ~kLowHalf) | h.low))
               behind(x.event, edge);
           }
         }
       }
       // Each other writer's last write that may meet it and does not come after it. (Its own
       // writer's before it sit behind no wait its place does not; after it, they come after it.)
-      for (const auto& list : it->second.lists) {
+      for (const auto& list : wr.lists) {
         if (list.empty() || ws[list[0]].agent == w.agent) continue;
         size_t end = list.size();
         if (w.wait.host)  // a host wait comes before every batch submitted after it

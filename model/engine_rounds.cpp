@@ -3,6 +3,8 @@
 #include "model/engine.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace qvet {
 
@@ -83,10 +85,16 @@ Engine::Overrides Engine::refine(bool& changed) const {
 }
 
 void Engine::settle_forced(EngineObserver& obs) {
+  // A candidate tree pays only where waits share it: built for one wait, it costs a clock meet and
+  // join per write where the wait's own scan looks at each write once (a timeline that queues
+  // take turns writing, each batch waiting for the one before: one threshold per wait).
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, uint32_t> sharing;
+  for (const Forced& f : forced_)
+    if (!f.released) ++sharing[{f.cond.signal, f.cond.threshold, f.cond.mask}];
   for (Forced& f : forced_) {
     if (f.released) continue;  // settled when asked (released_resolution)
     WaitResolution& r = resolutions_[f.resolution];
-    if (!settle_through_tree(f, r)) {
+    if (sharing[{f.cond.signal, f.cond.threshold, f.cond.mask}] < 2 || !settle_through_tree(f, r)) {
       WaitResolution now{f.wait, f.cond};
       candidates(f.wait, f.cond, f.start, true, now, f.next_learned);
       r.candidates = std::move(now.candidates);

@@ -80,7 +80,7 @@ echo "Shapes (seconds and peak MiB; per command: microseconds):"
 echo "| shape | commands | all rules s | us/cmd | engine alone s | us/cmd | peak MiB |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 shape_max=${SHAPE_MAX:-100000}
-for shape in chained-waits chained-writers chained-known chained-alternating chained-host-waits sliding-reads many-queues param-loop overlap-copies racing-pairs host-refill crossing-races queue-chain host-chain fan-in timeline-relay handoff handoff-stray handoff-strays handoff-cascade fan-in-relay initial-forced forced-pairs handoff-many-strays gather-pending gather-alternating gather-falling gather-signals fan-in-signals gather-forced gather-forced-host gather-forced-wide gather-forced-chain gather-forced-pairs; do
+for shape in chained-waits chained-writers chained-known chained-alternating chained-host-waits sliding-reads many-queues param-loop overlap-copies racing-pairs host-refill crossing-races queue-chain host-chain fan-in timeline-relay timeline-turns handoff handoff-stray handoff-strays handoff-cascade fan-in-relay initial-forced forced-pairs handoff-many-strays gather-pending gather-alternating gather-falling gather-signals fan-in-signals gather-forced gather-forced-host gather-forced-wide gather-forced-chain gather-forced-pairs; do
   n=1000
   while [ "$n" -le "$shape_max" ]; do
     f=$dir/$shape$n.hcq

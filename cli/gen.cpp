@@ -57,6 +57,8 @@ std::string gen_help() {
          "                            fan-in         one signal `s` written by n/6 queues, each other queue waits\n"
          "                                           for it and reads: every writer is every wait's candidate\n"
          "                            timeline-relay queue i: `wait s >= i; exec; signal s = i + 1` (n/3 queues)\n"
+         "                            timeline-turns four queues take turns: batch i waits for s >= i, runs,\n"
+         "                                           signals s = i + 1 (n/3 batches): each wait is forced\n"
          "                            handoff        queue i: `wait t >= i; wait s >= 1; exec; signal s = 1 or 2;\n"
          "                                           signal t = i + 1` (n/5 queues): s is no timeline, and each\n"
          "                                           wait on it hangs on t's relay\n"
@@ -286,6 +288,19 @@ static std::string generate_shape(const GenOptions& o) {
       emit("  wait s >= " + std::to_string(q));
       emit("  exec k writes " + range("a", 16 * q, 16));
       emit("  signal s = " + std::to_string(q + 1));
+      emit("}");
+    }
+  } else if (o.shape == "timeline-turns") {
+    // One timeline that four queues take turns writing, each batch waiting for the one before: any
+    // later batch's write could satisfy each wait until the fixed point shows it comes after. Every
+    // wait is forced (all agents stuck), one at a time (docs/performance.md).
+    declare_queues(4);
+    emit("signal s on host = 0");
+    for (uint64_t i = 0, batches = std::max<uint64_t>(n / 3, 1); i < batches; ++i) {
+      emit("submit q" + std::to_string(i % 4) + " {");
+      emit("  wait s >= " + std::to_string(i));
+      emit("  exec k reads " + range("a", 16 * ((i + 3) % 4), 16) + " writes " + range("a", 16 * (i % 4), 16));
+      emit("  signal s = " + std::to_string(i + 1));
       emit("}");
     }
   } else if (o.shape == "initial-forced") {
@@ -688,7 +703,7 @@ int run_gen(int argc, char** argv) {
     } else if (a == "--shape") {
       static const char* const kShapes[] = {"eager", "chained-waits", "chained-writers", "chained-known", "chained-alternating", "chained-host-waits", "sliding-reads", "many-queues", "param-loop",
                                             "overlap-copies", "racing-pairs", "host-refill", "crossing-races", "queue-chain",
-                                            "host-chain", "fan-in", "timeline-relay", "handoff", "handoff-stray",
+                                            "host-chain", "fan-in", "timeline-relay", "timeline-turns", "handoff", "handoff-stray",
                                             "handoff-strays", "handoff-cascade", "fan-in-relay", "initial-forced", "forced-pairs", "handoff-many-strays",
                                             "gather-pending", "gather-alternating", "gather-falling", "gather-signals", "fan-in-signals", "gather-forced", "gather-forced-host",
                                             "gather-forced-wide", "gather-forced-chain", "gather-forced-pairs"};

@@ -477,7 +477,7 @@ void Engine::run(EngineObserver& obs) {
 }
 
 WaitAnswer Engine::plain(EventRef w, const WaitCond& cond, const Clock& start, bool after_wait) const {
-  return plain_wait(t_, writes_[cond.signal], init_[cond.signal], {w, cond, &start, after_wait});
+  return plain_wait(t_, writes_[cond.signal], init_[cond.signal], {w, cond, &start, after_wait, after_wait ? settle_after_ : nullptr});
 }
 
 namespace {

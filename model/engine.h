@@ -421,6 +421,9 @@ class Engine {
   // After the run: each forced wait's candidates and what it learns from the final clocks, then
   // its EngineObserver::on_wait (deferred until then).
   void settle_forced(EngineObserver& obs);
+  // settle_forced: how many forced waits submitted after a wait it asks whether their settled ends
+  // know it. Past the window, fewer writes are shown to come after: more rounds, never another answer.
+  static constexpr size_t kSettleWindow = 64, kSettleGap = 8;
   // settle_forced for a wait whose start knows no write of its signal: its candidates through the
   // signal's CandidateTree, the shared list (with the chained queues' writes that meet it) less
   // those after it (false: not such a wait).
@@ -693,6 +696,9 @@ class Engine {
   // from the latest; the others are left to spans (WaitResolution::ChainSpan::known).
   static constexpr size_t kMaxListedKnown = 1024;
   mutable bool bound_reached_ = false;
+  // settle_forced: while one forced wait is settled, the forced waits already settled whose ends
+  // come after its end (a write that knows one of them does too); null elsewhere.
+  const std::vector<EventRef>* settle_after_ = nullptr;
   mutable uint64_t work_ = 0;  // one of them cut a scan short (said in a note)
   mutable uint64_t latest_steps_ = 0;
   // The first write of `aw` at or after `from` whose value meets `c`.

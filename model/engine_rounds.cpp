@@ -89,12 +89,42 @@ void Engine::settle_forced(EngineObserver& obs) {
   // join per write where the wait's own scan looks at each write once (a timeline that queues
   // take turns writing, each batch waiting for the one before: one threshold per wait).
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, uint32_t> sharing;
-  for (const Forced& f : forced_)
-    if (!f.released) ++sharing[{f.cond.signal, f.cond.threshold, f.cond.mask}];
-  for (Forced& f : forced_) {
-    if (f.released) continue;  // settled when asked (released_resolution)
+  std::vector<uint32_t> order;  // the forced waits, last submitted first
+  for (uint32_t k = 0; k < forced_.size(); ++k)
+    if (!forced_[k].released) ++sharing[{forced_[k].cond.signal, forced_[k].cond.threshold, forced_[k].cond.mask}], order.push_back(k);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return submit_key(forced_[a].wait) > submit_key(forced_[b].wait); });
+  // Last submitted first, because what a wait settles to can show that writes behind it come after
+  // an earlier wait: a write is no candidate of wait W when it knows a forced wait whose settled
+  // end (its start joined with what it settles to) knows W, directly or through such waits. Each
+  // such fact holds in the fixed point (what a wait settles to is a lower bound of what it learns
+  // there), so the candidates stay a superset of the fixed point's. Where every forced wait
+  // settles to what it learned, these facts are in the clocks already, so they add nothing: a
+  // round that changes nothing is the fixed point, as without them. They save rounds: a timeline
+  // that queues take turns writing, each batch waiting for the one before, settled one wait per
+  // round from the last (qvet gen --shape timeline-turns).
+  std::vector<Clock> settled(forced_.size());  // per forced wait once settled: start joined with next_learned
+  std::vector<uint32_t> done;                  // the forced waits settled so far, in `order`
+  std::vector<EventRef> after;
+  for (uint32_t k : order) {
+    Forced& f = forced_[k];
+    // The forced waits submitted just after it (a window, left after kSettleGap in a row that are
+    // not) whose settled ends know it, or know one found so far: per agent, the first found (a
+    // write that knows a later wait of that agent's knows it too).
+    after.clear();
+    std::map<uint32_t, EventRef> first_of_agent;
+    for (size_t d = done.size(), seen = 0, gap = 0; d-- > 0 && seen < kSettleWindow && gap < kSettleGap; ++seen) {
+      const Forced& g = forced_[done[d]];
+      const Clock& end = settled[done[d]];
+      bool behind = known(end, f.wait);
+      for (auto it = first_of_agent.begin(); !behind && it != first_of_agent.end(); ++it) behind = known(end, it->second);
+      if (behind) first_of_agent.try_emplace(g.wait.host ? kHostAgent : t_.cmds[g.wait.id].queue, g.wait), gap = 0;
+      else ++gap;
+      work_ += 1 + first_of_agent.size();
+    }
+    for (auto& [agent, w] : first_of_agent) after.push_back(w);
+    settle_after_ = after.empty() ? nullptr : &after;
     WaitResolution& r = resolutions_[f.resolution];
-    if (sharing[{f.cond.signal, f.cond.threshold, f.cond.mask}] < 2 || !settle_through_tree(f, r)) {
+    if (settle_after_ || sharing[{f.cond.signal, f.cond.threshold, f.cond.mask}] < 2 || !settle_through_tree(f, r)) {
       WaitResolution now{f.wait, f.cond};
       candidates(f.wait, f.cond, f.start, true, now, f.next_learned);
       r.candidates = std::move(now.candidates);
@@ -113,8 +143,13 @@ void Engine::settle_forced(EngineObserver& obs) {
       a.latest_known = plain_answers_[f.resolution]->latest_known;  // (as the wait resolved)
       *plain_answers_[f.resolution] = std::move(a);
     }
-    obs.on_wait(r);
+    settle_after_ = nullptr;
+    settled[k] = f.start;
+    settled[k].join(f.next_learned);
+    done.push_back(k);
   }
+  for (const Forced& f : forced_)  // (in the order they were forced, as before)
+    if (!f.released) obs.on_wait(resolutions_[f.resolution]);
 }
 
 bool Engine::settle_through_tree(Forced& f, WaitResolution& r) {

@@ -44,6 +44,9 @@ struct WaitQuery {
   WaitCond cond;
   const Clock* start;       // what the wait knows as it starts
   bool after_wait = false;  // leave out the writes that happen after the wait's end
+  // With after_wait: waits whose ends come after this wait's end in the fixed point, beyond what
+  // the clocks say (Engine::settle_forced); a write whose end knows one of them comes after too.
+  const std::vector<EventRef>* also_after = nullptr;
 };
 
 struct WaitAnswer {
@@ -91,6 +94,9 @@ void list_in_writer_order(const Trace& t, const std::vector<SignalWrite>& ws, st
     out_known.push_back(kn);
   }
 }
+
+// Whether a write that ends at `end` happens after the wait's end (q.also_after included).
+bool after(const Trace& t, const Clock& end, const WaitQuery& q);
 
 // `writes`: every write of the wait's signal (those `processed` have run); `initial`: its initial value.
 WaitAnswer plain_wait(const Trace& t, const std::vector<SignalWrite>& writes, uint64_t initial, const WaitQuery& q);

@@ -431,7 +431,8 @@ void Engine::park(uint32_t q) {
   parked_on_[q] = c.signal;
   // A derived wait needs only one writer's writes: it is not woken by every write of its signal.
   if (st.proof.wait == t_.queue_cmds[q][st.pos] && st.proof.only != kNone) by_agent_[c.signal][st.proof.only].waiters.push_back(q);
-  else waiting_on_[c.signal].push_back(q);
+  else if (WaitCond cond = wait_cond(t_, {false, t_.queue_cmds[q][st.pos]}); mixed(cond)) waiting_on_[c.signal].any.push_back(q);
+  else (cond.narrow() ? waiting_on_[c.signal].at32 : waiting_on_[c.signal].at64).insert({cond.threshold, q});
   parked_.push_back(q);
 }
 

@@ -487,7 +487,14 @@ class Engine {
   std::vector<uint32_t> ready_;  // a min-heap of queue ids (lower ids first, as submitted)
   std::vector<uint8_t> is_ready_;
   std::vector<uint32_t> parked_on_;               // per queue: the signal it is listed under, or kNone
-  std::vector<std::vector<uint32_t>> waiting_on_;  // per signal: queues parked at a wait on it
+  // Per signal, the queues parked at a wait on it. A write wakes those whose wait it meets (a write
+  // that does not meet a blocked wait changes no pending write that meets it, and runs no write that
+  // does); a wait whose words a 32-bit write's high half decides (mixed) is woken by every write.
+  struct Parked {
+    std::vector<uint32_t> any;
+    std::multimap<uint64_t, uint32_t> at64, at32;  // by threshold: waits on the whole word, on the low half
+  };
+  std::vector<Parked> waiting_on_;
   std::vector<uint32_t> parked_;                   // queues parked at a wait (some entries stale)
   bool derived_blocker(EventRef w, const WaitCond& cond, bool& blocked, uint32_t& blocker) const;
   std::vector<StuckNode> stuck_nodes_;

@@ -189,8 +189,21 @@ void Engine::relevant_writers(const WaitCond& cond, const Clock& start, std::vec
 bool Engine::resolvable(EventRef w, const WaitCond& cond, const Clock& start, uint32_t& blocker) const {
   if (bool blocked; derived_blocker(w, cond, blocked, blocker)) return !blocked;
   uint32_t own = w.host ? kHostAgent : t_.cmds[w.id].queue;
+  // An ordered writer's later writes follow its earlier ones: once one that meets the wait and
+  // that the start does not know has run (never overwritten: a lower write after it that the
+  // start knows would make the start know it), its pending ones add nothing to the meet and are
+  // not listed (an ordered writer's first unknown candidate is). Ten thousand waits `s >= i` on
+  // the host's ten thousand writes each waited for the host's last write: quadratic.
+  auto has_unknown_match = [&](const AgentWrites& aw) {
+    if (!ordered_agent(aw.agent) || mixed(cond) || aw.processed == 0) return false;
+    if (!cond.met_by(cond.narrow() ? aw.processed_max32 : aw.processed_max)) return false;
+    size_t kb = known_prefix(start, cond.signal, aw, aw.processed);
+    work_ += 2;
+    return first_match(aw, kb, cond) < aw.processed;
+  };
   auto blocks = [&](const AgentWrites& aw) {
     if (aw.agent == own || pending_blocker(w, aw, cond, start) == kNone) return false;  // its own later writes come after it
+    if (has_unknown_match(aw)) return false;
     blocker = aw.agent;
     return true;
   };

@@ -306,7 +306,9 @@ Engine::SharedCandidates& Engine::shared_candidates(const WaitCond& cond) const 
     for (uint32_t pos : agents) {
       const AgentWrites& aw = by_agent_[s][pos];
       if (!ordered_agent(aw.agent)) continue;
-      for (size_t k = 0; k < aw.processed; ++k, ++work_)
+      // (first_match reads the values' bounds from before the run, a binary search on a timeline;
+      // a write before the one it finds does not meet the wait, and one it finds may not.)
+      for (size_t k = first_match(aw, 0, cond); k < aw.processed; k = first_match(aw, k + 1, cond), ++work_)
         if (cond.met_by(writes_[s][aw.idx[k]].value)) {
           found.push_back(aw.idx[k]);
           break;
@@ -677,11 +679,18 @@ void Engine::record_write(uint32_t s, size_t index, const Clock& end) {
   w.rank = uint32_t(processed_order_[s].size());
   processed_order_[s].push_back(uint32_t(index));
   ++sig_epoch_[s];
-  for (uint32_t q : waiting_on_[s]) {
+  auto unpark = [&](uint32_t q) {
     if (parked_on_[q] == s) parked_on_[q] = kNone;
     wake(q);
+  };
+  Parked& parked = waiting_on_[s];
+  for (uint32_t q : parked.any) unpark(q);
+  parked.any.clear();
+  for (auto* at : {&parked.at64, &parked.at32}) {
+    auto end = at->upper_bound(at == &parked.at32 ? w.value & kLowHalf : w.value);
+    for (auto it = at->begin(); it != end; ++it) unpark(it->second);
+    at->erase(at->begin(), end);
   }
-  waiting_on_[s].clear();
   for (uint32_t q : aw->waiters) {
     if (parked_on_[q] == s) parked_on_[q] = kNone;
     wake(q);

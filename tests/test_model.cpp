@@ -1623,6 +1623,34 @@ TEST_CASE("model: queues taking turns on one timeline settle in one round, not o
   CHECK(rounds <= 3);
 }
 
+TEST_CASE("model: waits on the host's timeline are woken by the write that meets them, not by every write") {
+  // k queues wait s >= i + 1 while the host writes s = 1 .. k. Each wait waited for the host's
+  // last write (every pending write that meets it), and every write woke every parked wait: k^2
+  // (10^4 queues: 20 s). A wait now needs only its writer's first write that meets it, and a write
+  // wakes only the waits it meets.
+  auto work_for = [](size_t k) {
+    std::string p = "device g nv\nbuffer a on g 64\nsignal s on host = 0\n";
+    for (size_t i = 0; i < k; ++i) p += "queue q" + std::to_string(i) + " on g compute\n";
+    for (size_t i = 0; i < k; ++i) p += "submit q" + std::to_string(i) + " {\n  wait s >= " + std::to_string(i + 1) + "\n  exec k reads a\n}\n";
+    for (size_t i = 0; i < k; ++i) p += "signal s = " + std::to_string(i + 1) + "\n";
+    auto c = check(p);
+    REQUIRE(!c->input_error);
+    CHECK(c->diags.empty());
+    qvet::Engine e(c->trace);
+    qvet::EngineObserver none;
+    e.run(none);
+    for (size_t q : {size_t(0), k / 2, k - 1}) {  // each learns the host's write that meets it
+      const qvet::WaitResolution* r = e.resolution({false, c->trace.queue_cmds[q][0]});
+      REQUIRE(r);
+      REQUIRE(r->count() == 1);
+      CHECK(e.writes(r->cond.signal)[r->candidate(0)].value == q + 1);
+    }
+    return e.work();
+  };
+  uint64_t small = work_for(500), large = work_for(4000);
+  CHECK(large < 12 * small);  // 8x the queues: linear, with room for log factors (k^2 gave 64x)
+}
+
 TEST_CASE("model: thousands of waits that no write can satisfy look only at the writes that meet them") {
   // Each of k queues waits s >= 5, and every write of s is 1: each wait is a deadlock of its own,
   // and asking whether a dead write could have satisfied it (Engine::blocked_cause) looked at

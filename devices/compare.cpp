@@ -89,6 +89,12 @@ Prediction::Prediction(const Trace& t) : t_(t) {
         if (seen.insert({key(a), key(b)}).second) races_.push_back({a, b});
       }
 
+  // The predicted races per pair of lines (lower first), for the diagnostics' pairs below.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> races_at;
+  for (uint32_t i = 0; i < races_.size(); ++i) {
+    uint32_t la = line(races_[i].first), lb = line(races_[i].second);
+    races_at[{std::min(la, lb), std::max(la, lb)}].push_back(i);
+  }
   for (const TraceCmd& c : t.cmds) line_agents_[c.loc.line].insert(c.queue);
   for (const HostEvent& h : t.host) line_agents_[h.loc.line].insert(kHostAgent);
   for (const Diagnostic& d : diagnostics_) {
@@ -109,14 +115,11 @@ Prediction::Prediction(const Trace& t) : t_(t) {
     if (d.group.cut) rep.any.insert(f.line);
     for (uint32_t l : lines) rep.lines.insert({std::min(f.line, l), std::max(f.line, l)});
     if (!d.is(Rule::Race)) continue;
-    for (size_t i = 0; i < races_.size(); ++i) {
-      uint32_t la = line(races_[i].first), lb = line(races_[i].second);
-      for (uint32_t l : lines)
-        if ((la == f.line && lb == l) || (lb == f.line && la == l)) {
-          f.pairs.push_back(uint32_t(i));
-          break;
-        }
-    }
+    for (uint32_t l : lines)
+      if (auto it = races_at.find({std::min(f.line, l), std::max(f.line, l)}); it != races_at.end())
+        f.pairs.insert(f.pairs.end(), it->second.begin(), it->second.end());
+    std::sort(f.pairs.begin(), f.pairs.end());
+    f.pairs.erase(std::unique(f.pairs.begin(), f.pairs.end()), f.pairs.end());
     findings_.push_back(std::move(f));
   }
 }

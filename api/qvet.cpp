@@ -15,6 +15,7 @@
 #include "core/render.h"
 #include "core/syntax/option_values.h"
 #include "core/syntax/parser.h"
+#include "checkers/checker.h"
 #include "verify/verify.h"
 
 struct qvet_program {
@@ -421,6 +422,24 @@ qvet_result* qvet_check(const qvet_program* p, const qvet_options* o) {
     r->tags = p->tags;
     r->werror = o && o->werror;
     qvet::SourceSet src;
+    const qvet::VerifyOptions& vo = o ? o->verify : qvet::VerifyOptions{};
+    if (qvet::streamable(p->text) && vo.fixed.empty()) {  // as the CLI reads a large file: never all in memory
+      std::optional<qvet::Program> keep;
+      qvet::Trace t;
+      std::optional<Diagnostic> error;
+      try {
+        if (!qvet::load_streamed(src, p->name, p->text, {}, keep, t, error))
+          return r->error = located(src, p->name, 1, *error, *p), QVET_INVALID_INPUT;
+      } catch (const qvet::InputError& e) {
+        Diagnostic d = qvet::input_diagnostic(e);
+        if (!d.loc.file) d.loc.file = 1;
+        return r->error = located(src, p->name, 1, d, *p), QVET_INVALID_INPUT;
+      }
+      r->file = keep->file;
+      r->diags = qvet::check_trace(t, vo.rules, vo.witness, vo.engine).diagnostics;
+      r->json = qvet::render_json(r->diags, src);
+      return QVET_OK;
+    }
     qvet::LoadResult l = qvet::load_program_text(src, p->name, p->text);
     if (!l.program) return r->error = located(src, p->name, 1, *l.error, *p), QVET_INVALID_INPUT;
     r->file = l.program->file;

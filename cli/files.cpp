@@ -18,48 +18,20 @@ int report_input_error(const Diagnostic& d, const SourceSet& src, std::ostream& 
   return 2;
 }
 
-constexpr size_t kStreamBytes = 8u << 20;
-bool streamable(const std::string& text) {
-  if (text.size() < kStreamBytes) return false;
-  size_t i = text.find_first_not_of(" \t\r\n");
-  if (i == std::string::npos || text[i] == '{') return false;
-  for (size_t b = 0; b < text.size();) {  // any `param` declaration: verify for every value instead
-    size_t k = text.find_first_not_of(" \t", b);
-    if (k != std::string::npos && text.compare(k, 6, "param ") == 0) return false;
-    size_t e = text.find('\n', b);
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return true;
-}
-
 bool load_streamed(SourceSet& src, const std::string& file, std::string text, const Args& a, int& rc,
                    std::optional<Program>& keep, Trace& t, std::ostream& err) {
-  Program empty;
-  TraceBuilder builder(empty, text.size() / 40);
   double elaborate_s = 0;
   size_t bytes = text.size();
-  StatementSink sink = [&](const Program& p, const Stmt& s) {
-    if (s.kind < StmtKind::Submit) return false;  // declarations stay in the program
-    Stopwatch e;
-    builder.statement(p, s);
-    elaborate_s += e.lap();
-    return true;
-  };
+  std::optional<Diagnostic> error;
   Stopwatch whole;
-  LoadResult r = load_program_text(src, file, std::move(text), &sink, a.load);
+  bool ok = qvet::load_streamed(src, file, std::move(text), a.load, keep, t, error, &elaborate_s);
   if (a.stats) {
     double total = whole.lap();
     err << "stats: parse " << total - elaborate_s << " s (" << double(bytes) / 1e6 / (total - elaborate_s) << " MB/s), elaborate "
         << elaborate_s << " s\n";
   }
-  if (!r.program) {
-    rc = report_input_error(*r.error, src, err);
-    return false;
-  }
-  keep = std::move(*r.program);
-  t = builder.finish(*keep);
-  return true;
+  if (!ok) rc = report_input_error(*error, src, err);
+  return ok;
 }
 
 bool load_elaborated(SourceSet& src, const Args& a, std::optional<Program>& p, Trace& t, int& rc) {

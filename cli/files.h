@@ -10,6 +10,7 @@
 #include "core/diagnostic.h"
 #include "core/source.h"
 #include "model/trace.h"
+#include "verify/verify.h"
 
 namespace qvet::cli {
 
@@ -18,12 +19,8 @@ namespace qvet::cli {
 bool write_output(const std::string& path, std::string_view data, bool replaces_input = false);
 // Prints an input error; returns 2, the exit code.
 int report_input_error(const Diagnostic& d, const SourceSet& src, std::ostream& err = std::cerr);
-// Large param-free .hcq programs are elaborated while they are read: their batches are never
-// all in memory. (Smaller ones keep the whole program, so fixes can be written the way the
-// source writes values, with loop variables.)
-bool streamable(const std::string& text);
-// Reads a streamable program while elaborating it; prints the error and returns false on
-// invalid input. The trace refers to `keep`.
+// Reads a streamable program (verify/verify.h) while elaborating it; prints the error and
+// returns false on invalid input. The trace refers to `keep`.
 bool load_streamed(SourceSet& src, const std::string& file, std::string text, const Args& a, int& rc,
                    std::optional<Program>& keep, Trace& t, std::ostream& err = std::cerr);
 // Loads the one FILE and elaborates it for --param values (others: their smallest); prints the

@@ -1,5 +1,6 @@
 #include "verify/verify.h"
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <tuple>
@@ -230,6 +231,43 @@ VerifyResult verify_program(const Program& p, const VerifyOptions& o) {
     }
   }
   return out;
+}
+
+constexpr size_t kStreamBytes = 8u << 20;
+
+bool streamable(const std::string& text) {
+  if (text.size() < kStreamBytes) return false;
+  size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string::npos || text[i] == '{') return false;
+  for (size_t b = 0; b < text.size();) {  // any `param` declaration: verify for every value instead
+    size_t k = text.find_first_not_of(" \t", b);
+    if (k != std::string::npos && text.compare(k, 6, "param ") == 0) return false;
+    size_t e = text.find('\n', b);
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return true;
+}
+
+bool load_streamed(SourceSet& src, const std::string& file, std::string text, const LoadOptions& opt,
+                   std::optional<Program>& keep, Trace& t, std::optional<Diagnostic>& error, double* elaborate_s) {
+  Program empty;
+  TraceBuilder builder(empty, text.size() / 40);
+  StatementSink sink = [&](const Program& p, const Stmt& s) {
+    if (s.kind < StmtKind::Submit) return false;  // declarations stay in the program
+    auto t0 = std::chrono::steady_clock::now();
+    builder.statement(p, s);
+    if (elaborate_s) *elaborate_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return true;
+  };
+  LoadResult r = load_program_text(src, file, std::move(text), &sink, opt);
+  if (!r.program) {
+    error = std::move(r.error);
+    return false;
+  }
+  keep = std::move(*r.program);
+  t = builder.finish(*keep);
+  return true;
 }
 
 }  // namespace qvet

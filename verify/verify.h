@@ -14,8 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include <optional>
+
 #include "core/diagnostic.h"
 #include "core/ir.h"
+#include "core/syntax/parser.h"
+#include "model/trace.h"
 #include "model/wait_rule.h"
 
 namespace qvet {
@@ -44,5 +48,14 @@ struct VerifyResult {
 
 // Throws InputError for invalid input (including a binding that breaks a lifetime rule).
 VerifyResult verify_program(const Program& p, const VerifyOptions& o);
+
+// Large param-free .hcq texts (8 MB or more) are elaborated while they are read: their batches
+// are never all in memory, and they are checked as one trace (check_trace). Smaller ones keep the
+// whole program, so fixes can be written the way the source writes values, with loop variables.
+bool streamable(const std::string& text);
+// Reads a streamable text into `keep` (its declarations) and `t` (its trace, which refers to
+// `keep`), or sets `error` and returns false. `elaborate_s`: the time spent elaborating.
+bool load_streamed(SourceSet& src, const std::string& file, std::string text, const LoadOptions& opt,
+                   std::optional<Program>& keep, Trace& t, std::optional<Diagnostic>& error, double* elaborate_s = nullptr);
 
 }  // namespace qvet

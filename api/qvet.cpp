@@ -422,33 +422,29 @@ qvet_result* qvet_check(const qvet_program* p, const qvet_options* o) {
     r->tags = p->tags;
     r->werror = o && o->werror;
     qvet::SourceSet src;
-    const qvet::VerifyOptions& vo = o ? o->verify : qvet::VerifyOptions{};
-    if (qvet::streamable(p->text) && vo.fixed.empty()) {  // as the CLI reads a large file: never all in memory
-      std::optional<qvet::Program> keep;
-      qvet::Trace t;
-      std::optional<Diagnostic> error;
-      try {
-        if (!qvet::load_streamed(src, p->name, p->text, {}, keep, t, error))
-          return r->error = located(src, p->name, 1, *error, *p), QVET_INVALID_INPUT;
-      } catch (const qvet::InputError& e) {
-        Diagnostic d = qvet::input_diagnostic(e);
-        if (!d.loc.file) d.loc.file = 1;
-        return r->error = located(src, p->name, 1, d, *p), QVET_INVALID_INPUT;
-      }
-      r->file = keep->file;
-      r->diags = qvet::check_trace(t, vo.rules, vo.witness, vo.engine).diagnostics;
-      r->json = qvet::render_json(r->diags, src);
-      return QVET_OK;
-    }
-    qvet::LoadResult l = qvet::load_program_text(src, p->name, p->text);
-    if (!l.program) return r->error = located(src, p->name, 1, *l.error, *p), QVET_INVALID_INPUT;
-    r->file = l.program->file;
+    const qvet::VerifyOptions vo = o ? o->verify : qvet::VerifyOptions{};
+    // A large param-free program is elaborated while it is read, as the CLI reads a large file.
+    const bool streamed = qvet::streamable(p->text) && vo.fixed.empty();
+    std::optional<qvet::Program> program;
+    qvet::Trace t;
     try {
-      r->diags = qvet::verify_program(*l.program, o ? o->verify : qvet::VerifyOptions{}).diagnostics;
+      std::optional<Diagnostic> error;
+      if (streamed) {
+        if (!qvet::load_streamed(src, p->name, p->text, {}, program, t, error))
+          return r->error = located(src, p->name, 1, *error, *p), QVET_INVALID_INPUT;
+      } else {
+        qvet::LoadResult l = qvet::load_program_text(src, p->name, p->text);
+        if (!l.program) return r->error = located(src, p->name, 1, *l.error, *p), QVET_INVALID_INPUT;
+        program = std::move(*l.program);
+      }
+      r->file = program->file;
+      r->diags = streamed ? qvet::check_trace(t, vo.rules, vo.witness, vo.engine).diagnostics
+                          : qvet::verify_program(*program, vo).diagnostics;
     } catch (const qvet::InputError& e) {
+      const uint32_t file = r->file ? r->file : 1;  // the program's (the set's first file)
       Diagnostic d = qvet::input_diagnostic(e);
-      if (!d.loc.file) d.loc.file = l.program->file;
-      return r->error = located(src, p->name, r->file, d, *p), QVET_INVALID_INPUT;
+      if (!d.loc.file) d.loc.file = file;
+      return r->error = located(src, p->name, file, d, *p), QVET_INVALID_INPUT;
     }
     r->json = qvet::render_json(r->diags, src);
     return QVET_OK;

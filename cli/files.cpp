@@ -3,6 +3,7 @@
 #include "core/atomic_file.h"
 #include "core/input_error.h"
 #include "core/render.h"
+#include "verify/verify.h"
 
 namespace qvet::cli {
 

@@ -10,7 +10,6 @@
 #include "core/diagnostic.h"
 #include "core/source.h"
 #include "model/trace.h"
-#include "verify/verify.h"
 
 namespace qvet::cli {
 

@@ -112,6 +112,7 @@ class Roots {
     bool narrow = false;                       // some write is a 32-bit one
     std::vector<uint32_t> host_ids;            // the host's 64-bit writes: their statements, in order
     std::vector<int> hidden_at;                // per write: the least `ell` whose host write hides it
+    std::vector<int> ell_own;                  // per 32-bit write: `ell` of the host's last 64-bit write before its submit
     std::vector<uint32_t> wide;                // the 64-bit writes, by hidden_at, highest first
     std::vector<uint32_t> unrun_wide;          // the 64-bit writes that have not run
   };
@@ -150,6 +151,9 @@ class Roots {
       out.hidden_at[i] = int(k - host.begin());
     }
     std::sort(out.wide.begin(), out.wide.end(), [&](uint32_t a, uint32_t b) { return out.hidden_at[a] > out.hidden_at[b]; });
+    out.ell_own.assign(ws.size(), -1);
+    for (uint32_t i = 0; i < ws.size(); ++i)
+      if (ws[i].narrow) out.ell_own[i] = last_host_before(out, submit_of(ws[i].event));
     return true;
   }
   // The place of the host's last 64-bit write before statement `bound` (-1: none).
@@ -203,15 +207,17 @@ class Roots {
       // first, the host's last one before the wait's submit or the 32-bit write's hides what it
       // follows: `ell` is its place among the host's 64-bit writes of the signal (-1: none).
       std::map<int, HalfBound> halves;  // per `ell` in use
-      auto ell_of = [&](EventRef x) { return last_host_before(wr, std::max(w.submit, submit_of(x))); };
+      const int ell_wait = wr.narrow ? last_host_before(wr, w.submit) : -1;
+      auto ell_of = [&](uint32_t i) { return std::max(ell_wait, wr.ell_own[i]); };  // of 32-bit write i
       if (wr.narrow && !cond.narrow()) {
         if (!spend(4 * ws.size())) return false;
-        for (const SignalWrite& x : ws)
-          if (x.narrow) halves.try_emplace(ell_of(x.event));
+        for (uint32_t i = 0; i < ws.size(); ++i)
+          if (ws[i].narrow) halves.try_emplace(ell_of(i));
         high_halves(wr, ws, w, e_.initial_value(cond.signal) & ~kLowHalf, halves);
-        for (const SignalWrite& x : ws) {  // the largest low half of a 32-bit write that does not meet it
+        for (uint32_t i = 0; i < ws.size(); ++i) {  // the largest low half of a 32-bit write that does not meet it
+          const SignalWrite& x = ws[i];
           if (!x.narrow || after(w, x.event)) continue;
-          HalfBound& h = halves.at(ell_of(x.event));
+          HalfBound& h = halves.at(ell_of(i));
           if (!cond.met_by(h.base | (x.value & kLowHalf))) h.lent = true, h.low = std::max(h.low, x.value & kLowHalf);
         }
         // A 64-bit write that has not run lends its high half to a 32-bit write that meets the
@@ -237,7 +243,7 @@ class Roots {
         for (size_t k = end; k-- > 0;) {
           if (k + 1 < end && !spend(1)) return false;  // (the first look is paid for above)
           const SignalWrite& x = ws[list[k]];
-          if (!cond.met_by(x.narrow && !halves.empty() ? halves.at(ell_of(x.event)).high | (x.value & kLowHalf) : x.value)) continue;
+          if (!cond.met_by(x.narrow && !halves.empty() ? halves.at(ell_of(list[k])).high | (x.value & kLowHalf) : x.value)) continue;
           if (!x.processed) behind(x.event, edge);
           break;
         }

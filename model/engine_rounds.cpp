@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 namespace qvet {
 
@@ -85,13 +84,9 @@ Engine::Overrides Engine::refine(bool& changed) const {
 }
 
 void Engine::settle_forced(EngineObserver& obs) {
-  // A candidate tree pays only where waits share it: built for one wait, it costs a clock meet and
-  // join per write where the wait's own scan looks at each write once (a timeline that queues
-  // take turns writing, each batch waiting for the one before: one threshold per wait).
-  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, uint32_t> sharing;
   std::vector<uint32_t> order;  // the forced waits, last submitted first
   for (uint32_t k = 0; k < forced_.size(); ++k)
-    if (!forced_[k].released) ++sharing[{forced_[k].cond.signal, forced_[k].cond.threshold, forced_[k].cond.mask}], order.push_back(k);
+    if (!forced_[k].released) order.push_back(k);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return submit_key(forced_[a].wait) > submit_key(forced_[b].wait); });
   // Last submitted first, because what a wait settles to can show that writes behind it come after
   // an earlier wait: a write is no candidate of wait W when it knows a forced wait whose settled
@@ -124,7 +119,7 @@ void Engine::settle_forced(EngineObserver& obs) {
     for (auto& [agent, w] : first_of_agent) after.push_back(w);
     settle_after_ = after.empty() ? nullptr : &after;
     WaitResolution& r = resolutions_[f.resolution];
-    if (settle_after_ || sharing[{f.cond.signal, f.cond.threshold, f.cond.mask}] < 2 || !settle_through_tree(f, r)) {
+    if (settle_after_ || !settle_through_tree(f, r)) {
       WaitResolution now{f.wait, f.cond};
       candidates(f.wait, f.cond, f.start, true, now, f.next_learned);
       r.candidates = std::move(now.candidates);

@@ -20,14 +20,7 @@ struct Engine::Scan {
   // after_wait (refine): writes that ran after the wait ended are no candidates. They are a
   // suffix of the agent's writes (on a chained queue too: a later release ends after an earlier
   // one's exec or with it); the scans still skip any of them.
-  bool after(uint32_t i) const {
-    if (!after_wait) return false;
-    if (e.known(*ws[i].end, w)) return true;
-    if (e.settle_after_)
-      for (EventRef x : *e.settle_after_)
-        if (e.known(*ws[i].end, x)) return true;
-    return false;
-  }
+  bool after(uint32_t i) const { return after_wait && ends_after(e.t_, *ws[i].end, w, e.settle_after_); }
   const std::vector<size_t>* limits = nullptr;  // per writer: how many writes had run (an unlisted wait, listed later)
   size_t limit(const AgentWrites& aw) const {
     if (limits) return (*limits)[size_t(&aw - e.by_agent_[cond.signal].data())];

@@ -21,10 +21,10 @@ bool ordered_writer(const Trace& t, uint32_t agent) {
 
 uint64_t listing_key(const Trace& t, const SignalWrite& w) { return listing_key(t, w, ordered_writer(t, w.agent)); }
 
-bool after(const Trace& t, const Clock& end, const WaitQuery& q) {
-  if (knows_event(t, end, q.wait)) return true;
-  if (q.also_after)
-    for (EventRef w : *q.also_after)
+bool ends_after(const Trace& t, const Clock& end, EventRef wait, const std::vector<EventRef>* also_after) {
+  if (knows_event(t, end, wait)) return true;
+  if (also_after)
+    for (EventRef w : *also_after)
       if (knows_event(t, end, w)) return true;
   return false;
 }
@@ -35,7 +35,7 @@ WaitAnswer plain_wait(const Trace& t, const std::vector<SignalWrite>& ws, uint64
   // The writes that can matter: those that ran, less those after the wait's end where asked.
   std::vector<uint8_t> live(n), known(n), meets(n);
   for (size_t i = 0; i < n; ++i) {
-    live[i] = ws[i].processed && !(q.after_wait && after(t, *ws[i].end, q));
+    live[i] = ws[i].processed && !(q.after_wait && ends_after(t, *ws[i].end, q.wait, q.also_after));
     known[i] = live[i] && knows_event(t, *q.start, ws[i].event);
     meets[i] = c.met_by(ws[i].value);
   }

@@ -95,8 +95,9 @@ void list_in_writer_order(const Trace& t, const std::vector<SignalWrite>& ws, st
   }
 }
 
-// Whether a write that ends at `end` happens after the wait's end (q.also_after included).
-bool after(const Trace& t, const Clock& end, const WaitQuery& q);
+// Whether a write that ends at `end` happens after the end of `wait`, or of one of `also_after`
+// (WaitQuery::also_after; may be null). The plain rule and the engine's scans both ask it.
+bool ends_after(const Trace& t, const Clock& end, EventRef wait, const std::vector<EventRef>* also_after);
 
 // `writes`: every write of the wait's signal (those `processed` have run); `initial`: its initial value.
 WaitAnswer plain_wait(const Trace& t, const std::vector<SignalWrite>& writes, uint64_t initial, const WaitQuery& q);

@@ -29,7 +29,7 @@ void DiagnosticSink::add(Diagnostic d, uint32_t ctx, Order order) {
 
 PairGroups::Group& PairGroups::group(EventRef primary, EventRef related, bool& fresh) {
   uint32_t rq = related.host ? kHostAgent : c_.t.cmds[related.id].queue;
-  auto [it, inserted] = index_.try_emplace({Engine::event_key(primary), rq}, groups_.size());
+  auto [it, inserted] = index_.try_emplace({primary.key(), rq}, groups_.size());
   fresh = inserted;
   if (inserted) groups_.push_back({primary, related, {}, {}, 0, {}, false});
   return groups_[it->second];

@@ -47,7 +47,7 @@ class LostWakeupChecker : public Checker {
   }
   // A few candidates of each wait (indices into its signal's writes): writes of P(W) when they ran.
   void on_wait(const WaitResolution& r) override {
-    std::vector<uint32_t>& cs = candidates_[Engine::event_key(r.wait)];
+    std::vector<uint32_t>& cs = candidates_[r.wait.key()];
     auto take = [&](uint32_t i) {
       if (i != kNone && cs.size() < kCandidates && std::find(cs.begin(), cs.end(), i) == cs.end()) cs.push_back(i);
     };
@@ -106,7 +106,7 @@ class LostWakeupChecker : public Checker {
   // counted, and a note says so.
   uint64_t budget_ = 0, steps_ = 0, unchecked_ = 0;
   static constexpr size_t kCandidates = 4;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> candidates_;  // per wait (Engine::event_key)
+  std::unordered_map<uint64_t, std::vector<uint32_t>> candidates_;  // per wait (EventRef::key)
 
   std::vector<Writer> writers(uint32_t s) const {
     const auto& ws = c_.e.writes(s);
@@ -228,7 +228,7 @@ class LostWakeupChecker : public Checker {
         ++unchecked_;
         continue;
       }
-      if (auto it = candidates_.find(Engine::event_key(waits[w])); it != candidates_.end())
+      if (auto it = candidates_.find(waits[w].key()); it != candidates_.end())
         for (uint32_t i : it->second)
           if (ws[i].processed && !ws[i].end->open() && conds[w].met_by(ws[i].value) && !c_.e.known(*ws[i].end, waits[w]))
             known_by[w].join(*ws[i].end);  // (an open clock need not know what the events it knows knew)
@@ -326,7 +326,7 @@ class LostWakeupChecker : public Checker {
       // ran, on another writer, and does not know the late one (the one submitted last).
       const SignalWrite& d = ws[late[w].back()];
       uint32_t met = kNone;
-      if (auto it = candidates_.find(Engine::event_key(waits[w])); it != candidates_.end())
+      if (auto it = candidates_.find(waits[w].key()); it != candidates_.end())
         for (uint32_t x : it->second)
           if (ws[x].processed && ws[x].agent != d.agent && conds[w].met_by(ws[x].value) && !c_.e.known(*ws[x].end, d.event) &&
               !c_.e.known(*ws[x].end, waits[w]) && (met == kNone || submitted(met, x)))

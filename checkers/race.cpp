@@ -36,7 +36,7 @@ class RaceChecker : public Checker {
   RunArena runs_;
   std::map<uint32_t, OrderSets> sets_;  // per agent: its runs' orders, for events that meet it through different runs
   PairGroups groups_;
-  std::unordered_set<uint64_t> reported_;  // partners already reported one by one for the current event (Engine::event_key)
+  std::unordered_set<uint64_t> reported_;  // partners already reported one by one for the current event (EventRef::key)
 
   using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;  // order ranges [lo, hi)
   static constexpr uint64_t kEnd = uint64_t(1) << 32;             // past every order
@@ -301,7 +301,7 @@ class RaceChecker : public Checker {
     bool more = lines.more(count - 1);
     const ShadowAccess& p = runs_[last].entry;
     if (Diagnostic* d = groups_.add_many(ev, p.ev, count, lines.lines, more)) {
-      found_order_[{Engine::event_key(ev), Engine::event_key(p.ev)}] = {p.ev, ev};
+      found_order_[{ev.key(), p.ev.key()}] = {p.ev, ev};
       const Access& pa = c_.t.accesses[p.access];
       // The first segment (in the event's order) where they meet.
       for (size_t s = i; s < j; ++s) {
@@ -341,7 +341,7 @@ class RaceChecker : public Checker {
       if (x == kNoNode || runs_[x].index != last) continue;
       const ShadowAccess& p = runs_[x].entry;
       if (Diagnostic* d = groups_.add_many(ev, p.ev, count, {lines.v.begin(), lines.v.begin() + lines.n}, false)) {
-        found_order_[{Engine::event_key(ev), Engine::event_key(p.ev)}] = {p.ev, ev};
+        found_order_[{ev.key(), p.ev.key()}] = {p.ev, ev};
         const Access& pa = c_.t.accesses[p.access];
         describe(*d, ev, at.access, p.ev, p.access, std::max(at.lo, pa.lo), std::min(at.hi, pa.hi));
       }
@@ -446,9 +446,9 @@ class RaceChecker : public Checker {
         std::map<uint32_t, uint64_t> lines;
         bool more_lines = false;
       };
-      std::map<uint64_t, Group> groups;  // by Engine::event_key of the partner
+      std::map<uint64_t, Group> groups;  // by EventRef::key of the partner
       for (auto& [n, c] : cover) {
-        Group& g = groups[Engine::event_key(runs_[n].entry.ev)];
+        Group& g = groups[runs_[n].entry.ev.key()];
         g.count += c.count;
         size_t l = last.at(n);
         if (g.node == kNoNode || later_[l].order > later_[g.last].order) g.last = l, g.node = n;
@@ -466,7 +466,7 @@ class RaceChecker : public Checker {
         const Later& l = later_[g.last];
         const ShadowAccess& p = runs_[g.node].entry;
         if (Diagnostic* d = groups_.add_many(p.ev, l.ev, g.count, lines, more)) {
-          found_order_[{Engine::event_key(p.ev), Engine::event_key(l.ev)}] = {p.ev, l.ev};
+          found_order_[{p.ev.key(), l.ev.key()}] = {p.ev, l.ev};
           const Access& pa = c_.t.accesses[p.access];
           describe(*d, p.ev, p.access, l.ev, l.access, std::max(l.lo, pa.lo), std::min(l.hi, pa.hi));
         }
@@ -499,13 +499,13 @@ class RaceChecker : public Checker {
 
   // `first` was processed before `second`.
   void report(const ShadowAccess& first, const ShadowAccess& second, uint64_t lo, uint64_t hi) {
-    if (counted(first.ev) || !reported_.insert(Engine::event_key(first.ev)).second) return;
+    if (counted(first.ev) || !reported_.insert(first.ev.key()).second) return;
     // Primary: the access submitted later; related: the earlier one.
     ShadowAccess later = second, earlier = first;
     if (c_.e.submit_key(first.ev) > c_.e.submit_key(second.ev)) std::swap(later, earlier);
     Diagnostic* d = groups_.add(later.ev, earlier.ev);
     if (!d) return;
-    found_order_[{Engine::event_key(later.ev), Engine::event_key(earlier.ev)}] = {first.ev, second.ev};
+    found_order_[{later.ev.key(), earlier.ev.key()}] = {first.ev, second.ev};
     describe(*d, later.ev, later.access, earlier.ev, earlier.access, lo, hi);
   }
   // The finding (later, earlier), submitted in that order, through accesses `lacc` and `eacc`,
@@ -523,7 +523,7 @@ class RaceChecker : public Checker {
                 c_.line_text(c_.loc(earlier)) + ") may still " + (ea.write ? "write" : "read") + " them";
     d.related.push_back({c_.loc(earlier), "the earlier access: " + c_.what(earlier)});
   }
-  // (later, earlier) by Engine::event_key -> the two in processing order (for witnesses)
+  // (later, earlier) by EventRef::key -> the two in processing order (for witnesses)
   std::map<std::pair<uint64_t, uint64_t>, std::pair<EventRef, EventRef>> found_order_;
 
   // The last wait before `ev` on its queue (or the host's last wait before a host event).
@@ -573,7 +573,7 @@ class RaceChecker : public Checker {
       explain(d, earlier, later);
       suggest_fix(d, earlier, later);
       if (c_.witness && witnesses++ < kMaxWitnesses) {
-        auto [a, b] = found_order_.at({Engine::event_key(later), Engine::event_key(earlier)});
+        auto [a, b] = found_order_.at({later.key(), earlier.key()});
         d.witness = witness_schedule(c_.t, a, b);
         if (d.witness.empty())
           d.notes.push_back({{}, "no witness schedule: the order qvet derives for this pair releases a wait before any "

@@ -31,7 +31,7 @@ class Keeper : public EngineObserver {
   void on_wait(const WaitResolution& r) override {
     if (r.cond.mask != ~uint64_t(0) || !engine_.reads_every_word(r.cond.signal)) return;
     for (uint32_t i : r.candidates)
-      if (engine_.writes(r.cond.signal)[i].narrow) return void(high_half_.insert(uint64_t(r.wait.host) << 32 | r.wait.id));
+      if (engine_.writes(r.cond.signal)[i].narrow) return void(high_half_.insert(r.wait.key()));
   }
 
  private:
@@ -41,7 +41,6 @@ class Keeper : public EngineObserver {
   std::set<uint64_t>& high_half_;
 };
 
-uint64_t key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
 
 bool knows(const Trace& t, const Clock& k, EventRef a) {
   return a.host ? k.knows_host(a.id) : k.knows(t.cmds[a.id].queue, t.cmds[a.id].index);
@@ -86,7 +85,7 @@ Prediction::Prediction(const Trace& t) : t_(t) {
         EventRef a = access_owner_[list[i]], b = access_owner_[list[j]];
         if (a == b || (a.host && b.host) || !ran(a) || !ran(b) || before(a, b) || before(b, a)) continue;
         if (submitted(a) > submitted(b)) std::swap(a, b);
-        if (seen.insert({key(a), key(b)}).second) races_.push_back({a, b});
+        if (seen.insert({a.key(), b.key()}).second) races_.push_back({a, b});
       }
 
   // The predicted races per pair of lines (lower first), for the diagnostics' pairs below.
@@ -177,7 +176,7 @@ void Comparison::add(const ObservedRun& r, uint64_t run) {
   check_unacquired(r, run);
   check_hangs(r, run);
   std::vector<uint64_t> hung;
-  for (const Hang& h : r.hung) hung.push_back(key(h.wait));
+  for (const Hang& h : r.hung) hung.push_back(h.wait.key());
   std::sort(hung.begin(), hung.end());
   auto& finals = finals_[hung];
   finals.resize(r.final_value.size());
@@ -238,7 +237,7 @@ void Comparison::check_edges(const ObservedRun& r, uint64_t run) {
 void Comparison::check_overlaps(const ObservedRun& r, uint64_t run) {
   std::map<std::pair<uint64_t, uint64_t>, size_t> index;
   const auto& races = p_.races();
-  for (size_t i = 0; i < races.size(); ++i) index[{key(races[i].first), key(races[i].second)}] = i;
+  for (size_t i = 0; i < races.size(); ++i) index[{races[i].first.key(), races[i].second.key()}] = i;
   for (const Overlap& o : r.overlaps) {
     EventRef a = p_.owner(o.a), b = p_.owner(o.b);
     uint32_t hi = std::max(p_.line(a), p_.line(b)), lo = std::min(p_.line(a), p_.line(b));
@@ -248,8 +247,8 @@ void Comparison::check_overlaps(const ObservedRun& r, uint64_t run) {
     } else if (!p_.reported(Rule::Race, a, b)) {
       unreported(Rule::Race, a, b, what(a) + " and " + what(b) + " overlapped", run);
     }
-    auto it = index.find({key(a), key(b)});
-    if (it == index.end()) it = index.find({key(b), key(a)});
+    auto it = index.find({a.key(), b.key()});
+    if (it == index.end()) it = index.find({b.key(), a.key()});
     if (it != index.end()) pair_seen_[it->second].overlapped = true;
   }
 }

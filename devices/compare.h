@@ -57,7 +57,7 @@ class Prediction {
   // Whether the engine counts a 32-bit write among the candidates of 64-bit wait `w` on a signal
   // whose 32-bit writes may keep different high halves (Engine::reads_every_word): where it runs,
   // its word depends on the high half it keeps.
-  bool high_half_candidate(EventRef w) const { return high_half_.count(uint64_t(w.host) << 32 | w.id) > 0; }
+  bool high_half_candidate(EventRef w) const { return high_half_.count(w.key()) > 0; }
   uint32_t line(EventRef e) const { return t_.loc(e).line; }
   // The event an access belongs to.
   EventRef owner(uint32_t access) const { return access_owner_[access]; }

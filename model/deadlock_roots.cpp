@@ -294,7 +294,7 @@ class Roots {
     for (uint32_t n : kept) keep[n] = true;
     Engine::Overrides o;
     for (uint32_t n = 0; n < nodes_.size(); ++n)
-      if (!keep[n]) o[Engine::event_key(nodes_[n].wait)] = {Clock(&t_), true, true};
+      if (!keep[n]) o[nodes_[n].wait.key()] = {Clock(&t_), true, true};
     // The rounds to the least fixed point, as check_trace runs them.
     uint64_t work = 0;
     for (int round = 1;; ++round) {

@@ -272,7 +272,7 @@ Clock Engine::wait_start(EventRef w) const { return w.host ? host_clock_ : start
 Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& cond, bool& forced,
                                   uint64_t& blocked_at, const Clock& start, Clock& learned, EngineObserver& obs) {
   if (!overrides_.empty())
-    if (auto it = overrides_.find(event_key(w)); it != overrides_.end() && it->second.release)
+    if (auto it = overrides_.find(w.key()); it != overrides_.end() && it->second.release)
       return release(w, cond, start, learned), WaitStep::Resolved;
   uint32_t blocker;
   if (!w.host) foresee(w, agent, cond), inherit(w, agent, cond);
@@ -286,7 +286,7 @@ Engine::WaitStep Engine::try_wait(EventRef w, uint32_t agent, const WaitCond& co
     // override, the last round's answer (refine) says so.
     if (!w.host && cond.met_by(init_[cond.signal])) {
       bool none = knows_no_write(cond.signal, start);  // false once clocks need not be down-closed
-      if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) none = it->second.initial;
+      if (auto it = overrides_.find(w.key()); it != overrides_.end()) none = it->second.initial;
       qs_[agent].initial_ok = none ? w.id : kNone;
     }
     return WaitStep::Blocked;

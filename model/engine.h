@@ -163,8 +163,7 @@ class Engine {
     bool initial = false;
     bool release = false;
   };
-  using Overrides = std::map<uint64_t, Override>;  // key: event_key(wait)
-  static uint64_t event_key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
+  using Overrides = std::map<uint64_t, Override>;  // key: wait.key()
 
   explicit Engine(const Trace& t, Overrides overrides = {}, EngineMode mode = EngineMode::Indexed);
   ~Engine();

@@ -571,7 +571,7 @@ bool Engine::resolve(EventRef w, const WaitCond& cond, const Clock& start, Clock
   r.adds_ordering = ok && !learned.leq(start);
   // An earlier round's clock that adds to this round's: what its events' ends know in this round
   // need not be in it, and it may know events this round has not run; unless it can be closed.
-  if (ok && forced && overrides_.count(event_key(w))) learned.set_open(r.adds_ordering && !close_override(start, learned));
+  if (ok && forced && overrides_.count(w.key())) learned.set_open(r.adds_ordering && !close_override(start, learned));
   uint32_t id = uint32_t(resolutions_.size());
   (w.host ? host_resolution_[w.id] : cmd_resolution_[w.id]) = id;
   resolutions_.push_back(std::move(r));
@@ -610,7 +610,7 @@ const WaitResolution* Engine::released_resolution(EventRef w) const {
 void Engine::resolve_forced(const EventRef& w, const WaitCond& cond, const Clock& start,
                             WaitResolution& r, Clock& learned) {
   const uint32_t s = cond.signal;
-  if (auto it = overrides_.find(event_key(w)); it != overrides_.end()) {
+  if (auto it = overrides_.find(w.key()); it != overrides_.end()) {
     r.initial_candidate = it->second.initial;
     learned = it->second.learned;
   } else if (!r.initial_candidate) {

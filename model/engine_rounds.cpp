@@ -72,13 +72,13 @@ Engine::Overrides Engine::refine(bool& changed) const {
   for (const Forced& f : forced_) {
     if (f.released) continue;  // it stays released (out keeps its override)
     Override o{f.next_learned, f.next_initial};
-    auto it = overrides_.find(event_key(f.wait));
+    auto it = overrides_.find(f.wait.key());
     if (it != overrides_.end()) o.learned.join(it->second.learned);
     // A wait forced without an override may be forced otherwise with one (try_wait asks it whether
     // the initial value is a candidate): the next round's input differs, so it runs.
     if (it == overrides_.end() || !(o.learned.leq(f.learned) && f.learned.leq(o.learned)) || o.initial != f.initial)
       changed = true;
-    out[event_key(f.wait)] = std::move(o);
+    out[f.wait.key()] = std::move(o);
   }
   return out;
 }

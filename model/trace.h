@@ -72,6 +72,9 @@ struct EventRef {
   bool host = false;
   uint32_t id = kNone;  // Trace::cmds id, or Trace::host id
   friend bool operator==(const EventRef&, const EventRef&) = default;
+  // One integer per event, for maps and sets; from_key inverts it.
+  uint64_t key() const { return uint64_t(host) << 32 | id; }
+  static EventRef from_key(uint64_t k) { return {(k >> 32) != 0, uint32_t(k)}; }
 };
 
 struct Trace {

@@ -13,6 +13,9 @@
 using namespace qvet;
 namespace nvm = qvet::nv;
 
+// A namespace of its own: the stream tests share helper names, and a unity build compiles them together.
+namespace test_nv {
+
 namespace {
 
 std::string le(const std::vector<uint32_t>& w) {
@@ -468,3 +471,5 @@ TEST_CASE("nv: a 64-bit host release on a copy queue and a circular acquire past
   strict.compute().sem(kTl, uint64_t(1) << 63, nvm::kSemAcqStrictGeq | nvm::kSemPayload64);
   CHECK(texts(nvm::decode_nv(binding(), strict.bytes(), 1)) == std::vector<std::string>{"wait tl >= 9223372036854775808"});
 }
+
+}  // namespace test_nv

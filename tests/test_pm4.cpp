@@ -12,6 +12,9 @@
 using namespace qvet;
 namespace pm4 = qvet::amd::pm4;
 
+// A namespace of its own: the stream tests share helper names, and a unity build compiles them together.
+namespace test_pm4 {
+
 namespace {
 
 struct Words {
@@ -290,3 +293,5 @@ TEST_CASE("pm4: what would order or access more than the model is told is refuse
   bop.pkt(pm4::kReleaseMem, {0x28 | (5u << 8), 1u << 29, 0x30000, 0, 1, 0, 0});
   CHECK(error(bop).find("CACHE_FLUSH_AND_INV_TS_EVENT") != std::string::npos);
 }
+
+}  // namespace test_pm4

@@ -12,6 +12,9 @@
 using namespace qvet;
 namespace sdma = qvet::amd::sdma;
 
+// A namespace of its own: the stream tests share helper names, and a unity build compiles them together.
+namespace test_sdma {
+
 namespace {
 
 struct Words {
@@ -268,3 +271,5 @@ TEST_CASE("sdma: what SDMA cannot carry is CannotEncode, located at the command"
   CHECK(why({cmd(CmdOp::Barrier)}).find("no barrier packet") != std::string::npos);
   CHECK(why({cmd(CmdOp::Signal, 0, 1)}, copy_queue(Ordering::Chained)).find("chained") != std::string::npos);
 }
+
+}  // namespace test_sdma

@@ -32,9 +32,9 @@ namespace {
 
 constexpr int kMaxIndirectDepth = 4;  // ring -> IB1 -> IB2 on hardware; a little more is accepted
 
-class Decoder {
+class Pm4Decoder {
  public:
-  Decoder(const StreamBinding& b, const StreamOptions& opt) : opt_(opt), index_(b) {}
+  Pm4Decoder(const StreamBinding& b, const StreamOptions& opt) : opt_(opt), index_(b) {}
 
   StreamResult run(std::string_view bytes, uint32_t file) {
     walk(bytes, file, 0);
@@ -273,9 +273,9 @@ class Decoder {
 };
 
 // ---- the encoder: tinygrad's AMDComputeQueue lowering --------------------------------------
-class Encoder {
+class Pm4Encoder {
  public:
-  Encoder(const EncodeQueue& q, EncodeSpace& space) : q_(q), space_(space) {}
+  Pm4Encoder(const EncodeQueue& q, EncodeSpace& space) : q_(q), space_(space) {}
 
   std::string run(const std::vector<ConcreteCommand>& cmds) {
     refuse_chained(cmds, q_, "PM4");
@@ -343,13 +343,13 @@ class Encoder {
 }  // namespace
 
 std::string encode_pm4(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space) {
-  return Encoder(q, space).run(cmds);
+  return Pm4Encoder(q, space).run(cmds);
 }
 
 const char* pm4_decoded_packet(uint32_t op) { return op == pm4::kNop ? nullptr : pm4::op_name(op); }
 
 StreamResult decode_pm4(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
-  return Decoder(b, opt).run(bytes, file);
+  return Pm4Decoder(b, opt).run(bytes, file);
 }
 
 }  // namespace qvet::amd

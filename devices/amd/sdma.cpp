@@ -63,9 +63,9 @@ uint64_t packet_dwords(uint32_t h) {
 
 constexpr const char* kDecoded = "NOP, COPY_LINEAR, INDIRECT, FENCE, TRAP, POLL_REGMEM, TIMESTAMP GET_GLOBAL, GCR_REQ";
 
-class Decoder {
+class SdmaDecoder {
  public:
-  Decoder(const StreamBinding& b, const StreamOptions& opt) : opt_(opt), index_(b) {}
+  SdmaDecoder(const StreamBinding& b, const StreamOptions& opt) : opt_(opt), index_(b) {}
 
   StreamResult run(std::string_view bytes, uint32_t file) {
     walk(bytes, file, 0, 0);
@@ -208,9 +208,9 @@ class Decoder {
 };
 
 // ---- the encoder: tinygrad's AMDCopyQueue lowering -----------------------------------------
-class Encoder {
+class SdmaEncoder {
  public:
-  Encoder(const EncodeQueue& q, EncodeSpace& space) : q_(q), space_(space) {}
+  SdmaEncoder(const EncodeQueue& q, EncodeSpace& space) : q_(q), space_(space) {}
 
   std::string run(const std::vector<ConcreteCommand>& cmds) {
     refuse_chained(cmds, q_, "SDMA");
@@ -271,7 +271,7 @@ class Encoder {
 }  // namespace
 
 std::string encode_sdma(const std::vector<ConcreteCommand>& cmds, const EncodeQueue& q, EncodeSpace& space) {
-  return Encoder(q, space).run(cmds);
+  return SdmaEncoder(q, space).run(cmds);
 }
 
 const char* sdma_decoded_packet(uint32_t op) {
@@ -280,7 +280,7 @@ const char* sdma_decoded_packet(uint32_t op) {
 }
 
 StreamResult decode_sdma(const StreamBinding& b, std::string_view bytes, uint32_t file, const StreamOptions& opt) {
-  return Decoder(b, opt).run(bytes, file);
+  return SdmaDecoder(b, opt).run(bytes, file);
 }
 
 }  // namespace qvet::amd

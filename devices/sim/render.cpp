@@ -12,9 +12,9 @@ namespace qvet {
 
 namespace {
 
-// Tracks: 0 is the host; then each queue's lanes. A command goes to the first lane of its queue
+// TrackLayout: 0 is the host; then each queue's lanes. A command goes to the first lane of its queue
 // whose last slice ended before it started (interval partitioning: as few lanes as overlap needs).
-struct Layout {
+struct TrackLayout {
   struct Track {
     std::string name;
     uint32_t queue;  // kNone: the host
@@ -27,8 +27,8 @@ struct Layout {
 
 uint64_t end_or_start(const ObservedRun& r, uint32_t c) { return r.cmd_t1[c] == kNever ? r.cmd_t0[c] : r.cmd_t1[c]; }
 
-Layout layout(const Trace& t, const ObservedRun& r) {
-  Layout l;
+TrackLayout track_layout(const Trace& t, const ObservedRun& r) {
+  TrackLayout l;
   l.tracks.push_back({"host", kNone});
   l.track_of.assign(t.cmds.size(), kNone);
   for (uint32_t q = 0; q < t.queue_cmds.size(); ++q) {
@@ -70,7 +70,7 @@ std::string label(const Trace& t, EventRef e) {
 
 std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& src, const std::string& title) {
   using json = nlohmann::ordered_json;
-  Layout l = layout(t, r);
+  TrackLayout l = track_layout(t, r);
   json ev = json::array();
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0}, {"args", {{"name", "qvet sim: " + src.name(t.program->file)}}}});
   for (uint32_t k = 0; k < l.tracks.size(); ++k) {
@@ -127,7 +127,7 @@ std::string chrome_trace(const Trace& t, const ObservedRun& r, const SourceSet& 
 }
 
 std::string timeline_svg(const Trace& t, const ObservedRun& r, const SourceSet& src, const std::string& title) {
-  Layout l = layout(t, r);
+  TrackLayout l = track_layout(t, r);
   const double left = 260, width = 1000, row = 28, top = 40;
   double span = double(std::max<uint64_t>(l.end_time, 1));
   auto x = [&](uint64_t ns) { return left + width * double(ns) / span; };

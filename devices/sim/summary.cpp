@@ -7,8 +7,6 @@
 namespace qvet {
 
 namespace {
-uint64_t key(EventRef e) { return uint64_t(e.host) << 32 | e.id; }
-EventRef unkey(uint64_t k) { return {(k >> 32) != 0, uint32_t(k)}; }
 }  // namespace
 
 SimSummary::SimSummary(const Trace& t) : t_(t), owner_(access_owners(t)) {
@@ -26,7 +24,7 @@ void SimSummary::add(const ObservedRun& r) {
     Pair& p = overlaps_[{line(a), line(b)}];
     p.buffers.insert(t_.accesses[o.a].buffer);
     if (!this_run.insert({line(a), line(b)}).second) continue;
-    if (!p.runs) p.a = key(a), p.b = key(b);
+    if (!p.runs) p.a = a.key(), p.b = b.key();
     ++p.runs;
   }
   for (uint32_t a = 0; a < t_.accesses.size(); ++a)
@@ -34,14 +32,14 @@ void SimSummary::add(const ObservedRun& r) {
   for (const SeenVersion& s : r.seen) writers_[s.access].insert(s.version.code);
   std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> unacquired;
   for (const Unacquired& u : r.unacquired)
-    unacquired[{line(owner_[u.access]), line(u.version.event())}] = {key(owner_[u.access]), key(u.version.event())};
+    unacquired[{line(owner_[u.access]), line(u.version.event())}] = {owner_[u.access].key(), u.version.event().key()};
   for (auto& [k, ev] : unacquired) {
     auto& slot = unacquired_[k];
     if (!slot.second) slot.first = ev;
     ++slot.second;
   }
   std::map<uint32_t, uint64_t> hung;
-  for (const Hang& h : r.hung) hung[line(h.wait)] = key(h.wait);
+  for (const Hang& h : r.hung) hung[line(h.wait)] = h.wait.key();
   for (auto [l, k] : hung) {
     auto& slot = hangs_[l];
     if (!slot.second) slot.first = k;
@@ -68,7 +66,7 @@ std::string SimSummary::text(const SourceSet& src) const {
   auto line_of = [&](EventRef e) { return std::to_string(line(e)); };
   auto of_runs = [&](size_t n) { return std::to_string(n) + " of " + std::to_string(runs_) + " run(s)"; };
   for (const auto& [k, p] : overlaps_) {
-    EventRef a = unkey(p.a), b = unkey(p.b);
+    EventRef a = EventRef::from_key(p.a), b = EventRef::from_key(p.b);
     std::string buffers;
     for (uint32_t buf : p.buffers) buffers += (buffers.empty() ? "" : ", ") + t_.program->buffers[buf].name;
     s += where(b, src) + ": race observed: " + describe_event(t_, b) + " overlapped " + describe_event(t_, a) + " (line " +
@@ -88,13 +86,13 @@ std::string SimSummary::text(const SourceSet& src) const {
          (by.empty() ? "" : " (written by " + by + ")") + "\n";
   }
   for (const auto& [k, slot] : unacquired_) {
-    EventRef rd = unkey(slot.first.first), w = unkey(slot.first.second);
+    EventRef rd = EventRef::from_key(slot.first.first), w = EventRef::from_key(slot.first.second);
     s += where(rd, src) + ": visibility observed: " + describe_event(t_, rd) + " read data of " + describe_event(t_, w) +
          " (line " + line_of(w) + ", another agent) with no memory_barrier of its queue in between, in " + of_runs(slot.second) +
          "\n";
   }
   for (const auto& [l, slot] : hangs_) {
-    EventRef w = unkey(slot.first);
+    EventRef w = EventRef::from_key(slot.first);
     s += where(w, src) + ": hang observed: " + describe_event(t_, w) + " was still waiting when nothing could move, in " +
          of_runs(slot.second) + "\n";
   }

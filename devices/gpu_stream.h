@@ -65,7 +65,23 @@ class GpuApi {
   virtual void remove_gpu(uint32_t gpu) = 0;
 
   // The first failure: "cuda: CALL failed: ERROR_NAME".
-  virtual std::string error() const = 0;
+  const std::string& error() const { return error_; }
+
+ protected:
+  // Keeps the first failure (`error_name` null: the error's number) and returns false.
+  bool fail(const char* call, const char* error_name, int code) {
+    if (error_.empty())
+      error_ = std::string(name()) + ": " + call + " failed: " + (error_name ? error_name : "error " + std::to_string(code));
+    return false;
+  }
+  // The handle that `create(&h)` made, or null when it failed.
+  template <class H, class Create> static Handle made(Create create) {
+    H h{};
+    return create(&h) ? Handle(h) : nullptr;
+  }
+
+ private:
+  std::string error_;
 };
 
 std::unique_ptr<Backend> make_gpu_stream_backend(std::unique_ptr<GpuApi> api);

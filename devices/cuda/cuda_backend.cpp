@@ -63,20 +63,17 @@ class CudaApi : public GpuApi {
   bool make_current(uint32_t gpu) override { return check(d_.CtxSetCurrent(gpus_[gpu].ctx), "cuCtxSetCurrent"); }
   bool load_probe(uint32_t gpu, std::string& error) override;
   void* host_alloc(size_t bytes) override {
-    void* p = nullptr;
-    return check(d_.MemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") ? p : nullptr;
+    return made<void*>([&](void** p) { return check(d_.MemHostAlloc(p, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc"); });
   }
   uint64_t device_address(void* host) override {
     CUdeviceptr p = 0;
     return check(d_.MemHostGetDevicePointer(&p, host, 0), "cuMemHostGetDevicePointer") ? p : 0;
   }
   Handle stream_create() override {
-    CUstream h = nullptr;
-    return check(d_.StreamCreate(&h, CU_STREAM_NON_BLOCKING), "cuStreamCreate") ? h : nullptr;
+    return made<CUstream>([&](CUstream* h) { return check(d_.StreamCreate(h, CU_STREAM_NON_BLOCKING), "cuStreamCreate"); });
   }
   Handle event_create() override {
-    CUevent h = nullptr;
-    return check(d_.EventCreate(&h, CU_EVENT_DISABLE_TIMING), "cuEventCreate") ? h : nullptr;
+    return made<CUevent>([&](CUevent* h) { return check(d_.EventCreate(h, CU_EVENT_DISABLE_TIMING), "cuEventCreate"); });
   }
   bool launch(uint32_t gpu, Handle s, void** args) override {
     return check(d_.LaunchKernel(gpus_[gpu].probe, 1, 1, 1, 1, 1, 1, 0, CUstream(s), args, nullptr), "cuLaunchKernel");
@@ -107,7 +104,6 @@ class CudaApi : public GpuApi {
     if (g.module && d_.CtxSetCurrent(g.ctx) == CUDA_SUCCESS) d_.ModuleUnload(g.module);
     d_.DevicePrimaryCtxRelease(g.dev);
   }
-  std::string error() const override { return error_; }
 
  private:
   struct Gpu {
@@ -121,15 +117,13 @@ class CudaApi : public GpuApi {
     if (r == CUDA_SUCCESS) return true;
     const char* name = nullptr;
     if (d_.GetErrorName) d_.GetErrorName(r, &name);
-    if (error_.empty()) error_ = std::string("cuda: ") + call + " failed: " + (name ? name : "error " + std::to_string(int(r)));
-    return false;
+    return fail(call, name, int(r));
   }
 
   DynamicLibrary lib_;
   Driver d_{};
   std::vector<Gpu> gpus_;
   int driver_version_ = 0;
-  std::string error_;
 };
 
 bool CudaApi::load(std::string& error) {
@@ -178,22 +172,22 @@ bool CudaApi::start(int& gpus, std::string& error) {
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   if (!check(d_.Init(0), "cuInit") || !check(d_.DriverGetVersion(&driver_version_), "cuDriverGetVersion") ||
       !check(d_.DeviceGetCount(&gpus), "cuDeviceGetCount"))
-    return error = error_, false;
+    return error = this->error(), false;
   if (gpus == 0) return error = "cuda: " + lib_.name() + " loaded, but it reports no CUDA device", false;
   return true;
 }
 
 bool CudaApi::add_gpu(int physical, std::string& error) {
   Gpu g;
-  if (!check(d_.DeviceGet(&g.dev, physical), "cuDeviceGet")) return error = error_, false;
+  if (!check(d_.DeviceGet(&g.dev, physical), "cuDeviceGet")) return error = this->error(), false;
   for (auto [attr, what] : {std::pair{CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, "64-bit stream memory operations"},
                             {CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, "mapped host memory"},
                             {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "unified addressing"}}) {
     int v = 0;
-    if (!check(d_.DeviceGetAttribute(&v, attr, g.dev), "cuDeviceGetAttribute")) return error = error_, false;
+    if (!check(d_.DeviceGetAttribute(&v, attr, g.dev), "cuDeviceGetAttribute")) return error = this->error(), false;
     if (!v) return error = "cuda: GPU " + std::to_string(physical) + " does not support " + what, false;
   }
-  if (!check(d_.DevicePrimaryCtxRetain(&g.ctx, g.dev), "cuDevicePrimaryCtxRetain")) return error = error_, false;
+  if (!check(d_.DevicePrimaryCtxRetain(&g.ctx, g.dev), "cuDevicePrimaryCtxRetain")) return error = this->error(), false;
   gpus_.push_back(g);
   return true;
 }
@@ -203,7 +197,7 @@ bool CudaApi::load_probe(uint32_t gpu, std::string& error) {
   bool ok = check(d_.ModuleLoadData(&g.module, kCudaProbe.data),
                   ("cuModuleLoadData (the probe kernel's PTX, ISA 7.0; driver " + std::to_string(driver_version_) + ")").c_str()) &&
             check(d_.ModuleGetFunction(&g.probe, g.module, "qvet_probe"), "cuModuleGetFunction");
-  if (!ok) error = error_;
+  if (!ok) error = this->error();
   return ok;
 }
 

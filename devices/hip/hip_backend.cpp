@@ -58,20 +58,17 @@ class HipApi : public GpuApi {
   bool make_current(uint32_t gpu) override { return check(r_.SetDevice(gpus_[gpu].dev), "hipSetDevice"); }
   bool load_probe(uint32_t gpu, std::string& error) override;
   void* host_alloc(size_t bytes) override {
-    void* p = nullptr;
-    return check(r_.HostMalloc(&p, bytes, hipHostMallocPortable | hipHostMallocMapped), "hipHostMalloc") ? p : nullptr;
+    return made<void*>([&](void** p) { return check(r_.HostMalloc(p, bytes, hipHostMallocPortable | hipHostMallocMapped), "hipHostMalloc"); });
   }
   uint64_t device_address(void* host) override {
     void* p = nullptr;
     return check(r_.HostGetDevicePointer(&p, host, 0), "hipHostGetDevicePointer") ? reinterpret_cast<uintptr_t>(p) : 0;
   }
   Handle stream_create() override {
-    hipStream_t h = nullptr;
-    return check(r_.StreamCreateWithFlags(&h, hipStreamNonBlocking), "hipStreamCreateWithFlags") ? h : nullptr;
+    return made<hipStream_t>([&](hipStream_t* h) { return check(r_.StreamCreateWithFlags(h, hipStreamNonBlocking), "hipStreamCreateWithFlags"); });
   }
   Handle event_create() override {
-    hipEvent_t h = nullptr;
-    return check(r_.EventCreateWithFlags(&h, hipEventDisableTiming), "hipEventCreateWithFlags") ? h : nullptr;
+    return made<hipEvent_t>([&](hipEvent_t* h) { return check(r_.EventCreateWithFlags(h, hipEventDisableTiming), "hipEventCreateWithFlags"); });
   }
   bool launch(uint32_t gpu, Handle s, void** args) override {
     return check(r_.ModuleLaunchKernel(gpus_[gpu].probe, 1, 1, 1, 1, 1, 1, 0, hipStream_t(s), args, nullptr), "hipModuleLaunchKernel");
@@ -103,7 +100,6 @@ class HipApi : public GpuApi {
   void remove_gpu(uint32_t gpu) override {
     if (gpus_[gpu].module && r_.SetDevice(gpus_[gpu].dev) == hipSuccess) (void)r_.ModuleUnload(gpus_[gpu].module);
   }
-  std::string error() const override { return error_; }
 
  private:
   struct Gpu {
@@ -116,14 +112,12 @@ class HipApi : public GpuApi {
   bool check(hipError_t r, const char* call) {
     if (r == hipSuccess) return true;
     const char* name = r_.GetErrorName ? r_.GetErrorName(r) : nullptr;
-    if (error_.empty()) error_ = std::string("hip: ") + call + " failed: " + (name ? name : "error " + std::to_string(int(r)));
-    return false;
+    return fail(call, name, int(r));
   }
 
   DynamicLibrary lib_;
   Runtime r_{};
   std::vector<Gpu> gpus_;
-  std::string error_;
 };
 
 bool HipApi::load(std::string& error) {
@@ -154,7 +148,7 @@ bool HipApi::start(int& gpus, std::string& error) {
   // Streams share a GPU's hardware queues (4 by default): a blocked wait would stall the
   // unrelated streams behind it. Set before the runtime starts; a user's value stands.
   setenv("GPU_MAX_HW_QUEUES", "16", 0);
-  if (!check(r_.Init(0), "hipInit") || !check(r_.GetDeviceCount(&gpus), "hipGetDeviceCount")) return error = error_, false;
+  if (!check(r_.Init(0), "hipInit") || !check(r_.GetDeviceCount(&gpus), "hipGetDeviceCount")) return error = this->error(), false;
   if (gpus == 0) return error = "hip: " + lib_.name() + " loaded, but it reports no AMD GPU", false;
   return true;
 }
@@ -169,7 +163,7 @@ bool HipApi::load_probe(uint32_t gpu, std::string& error) {
     tried += (tried.empty() ? "" : ", ") + std::string(kHipProbes[i].target);
   }
   if (!g.module) return error = "hip: GPU " + std::to_string(g.dev) + " accepts none of the embedded code objects (" + tried + ")", false;
-  if (!check(r_.ModuleGetFunction(&g.probe, g.module, "qvet_probe"), "hipModuleGetFunction")) return error = error_, false;
+  if (!check(r_.ModuleGetFunction(&g.probe, g.module, "qvet_probe"), "hipModuleGetFunction")) return error = this->error(), false;
   return true;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 // vector_as_graph first: strong_components finds its functions by name lookup at definition.
 #include <boost/graph/vector_as_graph.hpp>
 #include <boost/graph/strong_components.hpp>
@@ -58,6 +60,7 @@ class Roots {
   std::vector<std::vector<uint32_t>> members_;  // per knot (component), its waits
   std::vector<bool> root_comp_;
   std::vector<Deadlock> roots_;
+  std::unique_ptr<Engine> released_;  // the run with every stuck wait released, made when first asked
   uint64_t budget_ = limits::kRootBudget;
   uint64_t rerun_work_ = 0;    // of the runs with waits released (Engine::work, every round)
   bool approximated_ = false;  // past limits::kRootRerunWork: a cycle's knot asked from the run with all released
@@ -209,14 +212,39 @@ class Roots {
       std::map<int, HalfBound> halves;  // per `ell` in use
       const int ell_wait = wr.narrow ? last_host_before(wr, w.submit) : -1;
       auto ell_of = [&](uint32_t i) { return std::max(ell_wait, wr.ell_own[i]); };  // of 32-bit write i
+      // The host's writes are not the only ones that land first: a 64-bit write of the wait's own
+      // queue, or of one the fixed point orders before the wait, hides a lender too. The run with
+      // every stuck wait released runs every write and asks the wait rule itself; it knows no order
+      // this one does not, so a 32-bit write that is no candidate there is none here. (It lists an
+      // ordered writer's first candidates only: the writer's later writes stay in question.)
+      std::unordered_set<uint64_t> taken;         // its candidates there
+      std::unordered_map<uint32_t, uint32_t> from;  // per ordered writer: the place of its first one
+      bool asked = false;
+      auto may_take = [&](const SignalWrite& x) {
+        if (!x.narrow || !asked || taken.count(x.event.key())) return true;
+        auto it = from.find(x.pos);
+        return it != from.end() && it->second <= place_of(x.event);
+      };
       if (wr.narrow && !cond.narrow()) {
         if (!spend(4 * ws.size())) return false;
+        if (const WaitResolution* r = all_released().released_resolution(w.wait)) {
+          asked = true;
+          if (!spend(r->count())) return false;
+          for (size_t k = 0; k < r->count(); ++k) {
+            const SignalWrite& c = released_->writes(cond.signal)[r->candidate(k)];
+            taken.insert(c.event.key());
+            if (ordered_writer(t_, c.agent)) {
+              auto [it, fresh] = from.try_emplace(c.pos, place_of(c.event));
+              if (!fresh) it->second = std::min(it->second, place_of(c.event));
+            }
+          }
+        }
         for (uint32_t i = 0; i < ws.size(); ++i)
           if (ws[i].narrow) halves.try_emplace(ell_of(i));
         high_halves(wr, ws, w, e_.initial_value(cond.signal) & ~kLowHalf, halves);
         for (uint32_t i = 0; i < ws.size(); ++i) {  // the largest low half of a 32-bit write that does not meet it
           const SignalWrite& x = ws[i];
-          if (!x.narrow || after(w, x.event)) continue;
+          if (!x.narrow || after(w, x.event) || !may_take(x)) continue;
           HalfBound& h = halves.at(ell_of(i));
           if (!cond.met_by(h.base | (x.value & kLowHalf))) h.lent = true, h.low = std::max(h.low, x.value & kLowHalf);
         }
@@ -243,6 +271,7 @@ class Roots {
         for (size_t k = end; k-- > 0;) {
           if (k + 1 < end && !spend(1)) return false;  // (the first look is paid for above)
           const SignalWrite& x = ws[list[k]];
+          if (!may_take(x)) continue;
           if (!cond.met_by(x.narrow && !halves.empty() ? halves.at(ell_of(list[k])).high | (x.value & kLowHalf) : x.value)) continue;
           if (!x.processed) behind(x.event, edge);
           break;
@@ -259,7 +288,6 @@ class Roots {
     for (uint32_t n = 0; n < nodes_.size(); ++n) members_[size_t(comp_[n])].push_back(n);
     const auto& members = members_;
     root_comp_.assign(size_t(ncomp_), false);
-    std::unique_ptr<Engine> released;  // made once some knot needs another
     for (int c = 0; c < ncomp_; ++c) {
       // Every knot is asked, but one that holds every stuck wait (nothing outside to release). A
       // knot that needs no other may still end once others are released: a write behind them can
@@ -270,9 +298,8 @@ class Roots {
         if (members[size_t(c)].size() > 1 && rerun_work_ < limits::kRootRerunWork + limits::kRootRerunWorkPerRun * e_.work()) {
           stuck = stays_stuck(members[size_t(c)]);
         } else {
-          if (!released) released = release_all();
           approximated_ |= members[size_t(c)].size() > 1;
-          if (!stays_stuck(*released, members[size_t(c)], stuck)) return false;
+          if (!stays_stuck(all_released(), members[size_t(c)], stuck)) return false;
         }
         if (!stuck) continue;
       }
@@ -309,7 +336,10 @@ class Roots {
     }
   }
   // The run with every stuck wait released: what each could take.
-  std::unique_ptr<Engine> release_all() { return release_but({}); }
+  const Engine& all_released() {
+    if (!released_) released_ = release_but({});
+    return *released_;
+  }
   // A cycle's knot, asked as semantics.md says: some wait of it never ends in the run with every
   // stuck wait outside it released. (Its waits that end learn what the wait rule gives them,
   // which the run with all released does not tell.)

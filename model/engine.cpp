@@ -23,7 +23,7 @@ Engine::Engine(const Trace& t, Overrides overrides, EngineMode mode)
   host_clock_ = Clock(&t_);
   cmd_ran_.assign(t.cmds.size(), 0);
   host_ran_.assign(t.host.size(), 0);
-  submit_epoch_.resize(t.host.size(), 0);
+  host_epoch_.resize(t.host.size(), 0);
   host_epochs_.push_back(std::make_shared<const Clock>(&t_));
   cmd_write_.assign(t.cmds.size(), kNone);
   host_write_.assign(t.host.size(), kNone);
@@ -65,6 +65,8 @@ Engine::Engine(const Trace& t, Overrides overrides, EngineMode mode)
       if (cmd_write_[id] != kNone) queue_writes_[q].push_back(t.cmds[id].index);
   last_host_write_.assign(t.host.size(), kNone);
   for (uint32_t h = 0, last = kNone; h < t.host.size(); ++h) last_host_write_[h] = last = host_write_[h] != kNone ? h : last;
+  last_host_wait_.assign(t.host.size(), kNone);
+  for (uint32_t h = 0, last = kNone; h < t.host.size(); ++h) last_host_wait_[h] = last = t.host[h].op == HostOp::Wait ? h : last;
   // Until a 32-bit write runs, its word's high half is bounded by the highest one any 64-bit write
   // (or the initial value) can leave there.
   processed_order_.resize(p_.signals.size());
@@ -259,8 +261,10 @@ uint32_t Engine::blocked_cause(EventRef wait, const WaitCond& cond, const Clock&
 
 Clock Engine::start_at(uint32_t q, uint32_t submit) const {
   Clock start = qs_[q].fe;
-  if (!start.knows_host(submit)) {  // the batch's first command: later ones know it through the front end
-    start.join(*host_epochs_[submit_epoch_[submit]]);
+  // The batch's first command: later ones know it through the front end, unless that is open (an
+  // earlier round's clock may know the submit without what the host knew at it).
+  if (!start.knows_host(submit) || start.open()) {
+    start.join(*host_epochs_[host_epoch_[submit]]);
     start.see_host(submit);
   }
   return start;
@@ -381,14 +385,12 @@ bool Engine::step_host(EngineObserver& obs) {
     }
     k.join(learned);
   }
-  // A wait starts a new epoch; its clock is kept once a submit needs it (waits in a row keep one).
-  if (e.op == HostOp::Wait) host_epoch_stale_ = true;
-  if (e.op == HostOp::Submit) {
-    if (host_epoch_stale_) host_epochs_.push_back(std::make_shared<const Clock>(k));
-    host_epoch_stale_ = false;
-    submit_epoch_[h] = uint32_t(host_epochs_.size() - 1);
-  }
+  // A wait starts a new epoch: the host's clock after it, which its batches submitted next start
+  // from, and which an override that knows the wait closes over (close_override). (A copy of a
+  // clock shares its nodes.)
   k.see_host(h);
+  if (e.op == HostOp::Wait) host_epochs_.push_back(std::make_shared<const Clock>(k));
+  if (e.op == HostOp::Wait || e.op == HostOp::Submit) host_epoch_[h] = uint32_t(host_epochs_.size() - 1);
   if (e.op == HostOp::Free) kept_host_clocks_.push_back({h, std::make_shared<const Clock>(k)});
   if (host_write_[h] != kNone) record_write(e.signal, host_write_[h], k);
   host_ran_[h] = 1;

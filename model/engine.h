@@ -415,6 +415,7 @@ class Engine {
   Clock::Derived closed_;  // close_override: per override node where start knows nothing, the join of its writes' ends
   std::vector<std::vector<uint32_t>> queue_writes_;  // per queue: the indices of its signal commands, increasing
   std::vector<uint32_t> last_host_write_;            // per host event: the last one at or before it that writes, or kNone
+  std::vector<uint32_t> last_host_wait_;             // per host event: the last wait at or before it, or kNone
   std::vector<Forced> forced_;
   mutable std::map<uint32_t, std::pair<size_t, bool>> released_;  // per released wait's resolution: its entry in forced_, settled
   // After the run: each forced wait's candidates and what it learns from the final clocks, then
@@ -534,8 +535,7 @@ class Engine {
   // What a submit knows: the host's clock changes only at host waits; between them only the host
   // index grows. So each submit records the clock of the latest host wait (an "epoch").
   std::vector<std::shared_ptr<const Clock>> host_epochs_;
-  std::vector<uint32_t> submit_epoch_;  // per host event (submits)
-  bool host_epoch_stale_ = false;       // a host wait ran since the last epoch was kept
+  std::vector<uint32_t> host_epoch_;  // per host submit and wait: its epoch (the host's clock after its last wait)
   std::vector<std::pair<uint32_t, std::shared_ptr<const Clock>>> kept_host_clocks_;
   std::vector<std::vector<SignalWrite>> writes_;  // per signal, in agent order within each agent
   // per signal: per agent, indices into writes_[signal] in agent order, and how many are processed

@@ -49,6 +49,18 @@ bool Engine::close_override(const Clock& start, Clock& learned) {
   if (!learned.join_beyond(start, closed_, close_queue, k, budget)) return false;
   // The host's writes: its last one the override knows has every earlier one's end in its own.
   if (learned.host() > start.host()) {
+    // A host wait it knows and `start` does not: what the host knew after it in this round (its
+    // epoch) is joined in; where the host has not run it yet, the override stays open.
+    if (uint32_t w = last_host_wait_[size_t(learned.host())]; w != kNone && int64_t(w) > start.host()) {
+      const Clock& after = *host_epochs_[host_epoch_[w]];
+      if (!host_ran_[w] || after.open() || budget == 0) return false;
+      --budget, ++work_;
+      uint64_t looked = 0;
+      if (!after.leq(k, &looked)) k.join(after);
+      work_ += looked;
+      if (looked > budget) return budget = 0, false;
+      budget -= looked;
+    }
     if (budget == 0) return false;
     --budget, ++work_;
     uint32_t h = last_host_write_[size_t(learned.host())];

@@ -51,9 +51,10 @@ class DeadlockChecker : public Checker {
                    file, {}, {}, {}, {}, {}});
     if (found.reruns_reached)
       c_.sink.add({"input", Severity::Note,
-                   "asking whether cycles of stuck waits stay stuck on their own ran past qvet's budget "
-                   "(docs/language-notes.md): the later ones were asked with their own waits released too, "
-                   "so some may be counted as blocked",
+                   "asking whether knots of stuck waits stay stuck on their own ran past qvet's budget "
+                   "(docs/language-notes.md): the later cycles were asked with their own waits released too, "
+                   "so some may be counted as blocked, and the later single waits that need no other are "
+                   "reported as roots",
                    file, {}, {}, {}, {}, {}});
     for (const Deadlock& dl : found.roots) {
       EventRef last = dl.waits.back();

@@ -293,13 +293,24 @@ class Roots {
       // knot that needs no other may still end once others are released: a write behind them can
       // run and take a candidate of a wait before it, which then learns less, so that a write
       // it overwrote no longer is (qvet_differential --seed 707952).
+      // A single wait is asked from the run with every stuck wait released, itself included. Where
+      // that run says it ends and it needs no other knot, it is asked with a run of its own: writes
+      // behind it ran in that run, and a wait they released learned less, so that a write its own
+      // queue overwrites before it may have stayed its candidate there
+      // (corpus/deadlock_candidate_behind_itself.hcq). Past the budget such a wait is a root.
       if (members[size_t(c)].size() < nodes_.size()) {
+        const auto& m = members[size_t(c)];
+        const bool rerun = rerun_work_ < limits::kRootRerunWork + limits::kRootRerunWorkPerRun * e_.work();
         bool stuck = false;
-        if (members[size_t(c)].size() > 1 && rerun_work_ < limits::kRootRerunWork + limits::kRootRerunWorkPerRun * e_.work()) {
-          stuck = stays_stuck(members[size_t(c)]);
+        if (m.size() > 1 && rerun) {
+          stuck = stays_stuck(m);
         } else {
-          approximated_ |= members[size_t(c)].size() > 1;
-          if (!stays_stuck(all_released(), members[size_t(c)], stuck)) return false;
+          approximated_ |= m.size() > 1;
+          if (!stays_stuck(all_released(), m, stuck)) return false;
+          if (!stuck && m.size() == 1 && needs_none(m[0])) {
+            if (rerun) stuck = stays_stuck(m);
+            else stuck = approximated_ = true;
+          }
         }
         if (!stuck) continue;
       }
@@ -313,6 +324,10 @@ class Roots {
     return true;
   }
 
+  // Whether stuck wait `n` needs no wait outside its knot.
+  bool needs_none(uint32_t n) const {
+    return std::all_of(out_[n].begin(), out_[n].end(), [&](int to) { return comp_[size_t(to)] == comp_[n]; });
+  }
   // A run with the stuck waits but `kept` released, through the rounds to the least fixed point
   // as a check runs them (one round's forced waits learn only a lower bound, and a wait may then
   // seem to take a write that the fixed point orders before an overwrite).

@@ -15,10 +15,12 @@
 // learns). A cycle's knot is asked as semantics.md says: an engine run with every stuck wait
 // outside it released (Engine::Override::release). A single wait's knot is asked from one run
 // with every stuck wait released, which lists what each could take: a root when it takes none.
-// (The two differ only where the waits released learn less than the wait would have; the
-// knot's own waits are the only stuck ones that do not end in both.)
+// (The two differ only where the waits released learn less than the wait would have: that run
+// released the wait itself too. So a single wait that needs no other and seems to end there is
+// asked with a run of its own.)
 //
-// Cost: one engine run for single waits, one per cycle's knot that needs others (within
+// Cost: one engine run for single waits, one per cycle's knot that needs others and per single
+// wait asked again (within
 // limits::kRootRerunWork; later ones are asked from the run with all released, a wait ending
 // once the knot's waits before it and behind one of its candidates have), and steps linear in
 // the stuck waits times the writers of their signals (limits::kRootBudget; past it the engine's

@@ -187,8 +187,14 @@ int cmd_check(const Args& a) {
   int worst = 0;
   SourceSet src;
   std::vector<Diagnostic> all;
+  std::vector<std::string> failures;  // per file not checked: the first line of its error
   for (auto& fc : done) {
     if (fc->failed) std::rethrow_exception(fc->failed);
+    if (fc->worst >= 2) {
+      std::string e = fc->err.str();
+      size_t at = e.find(": error: ") == std::string::npos ? 0 : e.rfind('\n', e.find(": error: ")) + 1;  // (npos + 1: 0)
+      failures.push_back(e.substr(at, e.find('\n', at) - at));
+    }
     std::cerr << fc->err.str();
     std::cout << fc->out.str();
     worst = std::max(worst, fc->worst);
@@ -197,7 +203,7 @@ int cmd_check(const Args& a) {
   if (a.expect) return worst;
   if (!a.witness_file.empty() && !write_output(a.witness_file, render_witnesses(all, src))) worst = 2;
   if (fmt == "json") std::cout << render_json(all, src);
-  else if (fmt == "sarif") std::cout << render_sarif(all, src);
+  else if (fmt == "sarif") std::cout << render_sarif(all, src, failures);
   else {
     std::cout << render_text(all, src);
     int e = 0, w = 0, n = 0;

@@ -158,7 +158,7 @@ std::string sarif_uri(const std::string& file) {
   return percent_encode(p.generic_string());
 }
 
-std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src) {
+std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src, const std::vector<std::string>& failures) {
   using J = nlohmann::ordered_json;
   auto level = [](Severity s) { return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note"; };
   auto phys = [&](const Loc& l) {
@@ -198,6 +198,13 @@ std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src
   J run{{"tool", {{"driver", {{"name", "qvet"}, {"informationUri", "https://example.invalid/qvet"},
                               {"version", "0.1.0"}, {"rules", rules}}}}},
         {"results", results}};
+  J invocation{{"executionSuccessful", failures.empty()}};
+  if (!failures.empty()) {
+    J notes = J::array();
+    for (const std::string& f : failures) notes.push_back({{"level", "error"}, {"message", {{"text", f}}}});
+    invocation["toolExecutionNotifications"] = notes;
+  }
+  run["invocations"] = J::array({invocation});
   J out{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", J::array({run})}};
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -14,7 +14,9 @@ std::string render_text(const std::vector<Diagnostic>& ds, const SourceSet& src)
 std::string render_json(const std::vector<Diagnostic>& ds, const SourceSet& src);
 // JSON and SARIF text is UTF-8: bytes of a file name that are not are written as U+FFFD (SARIF
 // URIs percent-encode them instead, exactly).
-std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src);
+// `failures`: one line per file that could not be checked (its input error); the run's
+// invocation then says it did not succeed, so that no consumer reads it as a clean run.
+std::string render_sarif(const std::vector<Diagnostic>& ds, const SourceSet& src, const std::vector<std::string>& failures = {});
 // A file name as a SARIF artifact URI: normalized, relative to the working directory when the
 // file is inside it, percent-encoded (RFC 3986).
 std::string sarif_uri(const std::string& file);

@@ -25,6 +25,15 @@ done
 "$qvet" check -j 0 "$ex" 2>/dev/null; [ $? = 2 ] || { echo "check -j 0: want exit 2"; exit 1; }
 set -e
 grep -q '"version": "2.1.0"' "$tmp/s.json"
+grep -q '"executionSuccessful": true' "$tmp/s.json"
+# A file that cannot be checked: SARIF says the run did not succeed, and why (not a clean run).
+printf 'garbage !!\n' >"$tmp/bad.hcq"
+set +e
+"$qvet" check --format sarif "$tmp/bad.hcq" "$ex" >"$tmp/bad.sarif" 2>/dev/null; [ $? = 2 ] || { echo "sarif, bad input: want exit 2"; exit 1; }
+set -e
+grep -q '"executionSuccessful": false' "$tmp/bad.sarif" || { echo "sarif, bad input: executionSuccessful not false"; exit 1; }
+grep -q "bad.hcq:1:9: error: unexpected character" "$tmp/bad.sarif" || { echo "sarif, bad input: no notification"; exit 1; }
+grep -q '"ruleId": "race"' "$tmp/bad.sarif" || { echo "sarif, bad input: the other file's results are missing"; exit 1; }
 grep -q '"rule": "race"' "$tmp/j.json"
 "$qvet" print "$ex" >"$tmp/p1.hcq"
 "$qvet" print "$tmp/p1.hcq" >"$tmp/p2.hcq"

@@ -53,7 +53,7 @@ class DeadlockChecker : public Checker {
       c_.sink.add({"input", Severity::Note,
                    "asking whether knots of stuck waits stay stuck on their own ran past qvet's budget "
                    "(docs/language-notes.md): the later cycles were asked with their own waits released too, "
-                   "so some may be counted as blocked, and the later single waits that need no other are "
+                   "so some may be counted as blocked, and the later knots that need no other are "
                    "reported as roots",
                    file, {}, {}, {}, {}, {}});
     for (const Deadlock& dl : found.roots) {

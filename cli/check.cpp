@@ -140,6 +140,20 @@ void check_one(const std::string& file, const Args& a, FileCheck& fc) try {
   fc.worst = 3;
 }
 
+// What a file that could not be checked says on standard error, in one line: its first error
+// (an input error, or an internal one), else its first line that is not a --stats line.
+std::string first_error_line(const std::string& err) {
+  std::string first;
+  for (size_t at = 0; at < err.size();) {
+    size_t end = std::min(err.find('\n', at), err.size());
+    std::string line = err.substr(at, end - at);
+    if (line.find(": error: ") != std::string::npos || line.find(": internal error: ") != std::string::npos) return line;
+    if (first.empty() && line.rfind("stats: ", 0) != 0) first = line;
+    at = end + 1;
+  }
+  return first;
+}
+
 // Moves a file's sources into `into` and renumbers the locations of its diagnostics to match.
 void merge_sources(FileCheck& fc, SourceSet& into, std::vector<Diagnostic>& all) {
   std::vector<uint32_t> to(fc.src.size(), 0);
@@ -190,18 +204,17 @@ int cmd_check(const Args& a) {
   std::vector<std::string> failures;  // per file not checked: the first line of its error
   for (auto& fc : done) {
     if (fc->failed) std::rethrow_exception(fc->failed);
-    if (fc->worst >= 2) {
-      std::string e = fc->err.str();
-      size_t at = e.find(": error: ") == std::string::npos ? 0 : e.rfind('\n', e.find(": error: ")) + 1;  // (npos + 1: 0)
-      failures.push_back(e.substr(at, e.find('\n', at) - at));
-    }
+    if (fc->worst >= 2) failures.push_back(first_error_line(fc->err.str()));
     std::cerr << fc->err.str();
     std::cout << fc->out.str();
     worst = std::max(worst, fc->worst);
     merge_sources(*fc, src, all);
   }
   if (a.expect) return worst;
-  if (!a.witness_file.empty() && !write_output(a.witness_file, render_witnesses(all, src))) worst = 2;
+  if (!a.witness_file.empty() && !write_output(a.witness_file, render_witnesses(all, src))) {
+    worst = 2;
+    failures.push_back("qvet: error: the witness file '" + a.witness_file + "' could not be written");
+  }
   if (fmt == "json") std::cout << render_json(all, src);
   else if (fmt == "sarif") std::cout << render_sarif(all, src, failures);
   else {

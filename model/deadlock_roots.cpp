@@ -297,7 +297,8 @@ class Roots {
       // that run says it ends and it needs no other knot, it is asked with a run of its own: writes
       // behind it ran in that run, and a wait they released learned less, so that a write its own
       // queue overwrites before it may have stayed its candidate there
-      // (corpus/deadlock_candidate_behind_itself.hcq). Past the budget such a wait is a root.
+      // (corpus/deadlock_candidate_behind_itself.hcq). Past the budget such a knot is a root: it
+      // would be counted in no root's message.
       if (members[size_t(c)].size() < nodes_.size()) {
         const auto& m = members[size_t(c)];
         const bool rerun = rerun_work_ < limits::kRootRerunWork + limits::kRootRerunWorkPerRun * e_.work();
@@ -307,8 +308,8 @@ class Roots {
         } else {
           approximated_ |= m.size() > 1;
           if (!stays_stuck(all_released(), m, stuck)) return false;
-          if (!stuck && m.size() == 1 && needs_none(m[0])) {
-            if (rerun) stuck = stays_stuck(m);
+          if (!stuck && std::all_of(m.begin(), m.end(), [&](uint32_t n) { return needs_none(n); })) {
+            if (rerun) stuck = stays_stuck(m);  // (a cycle's knot here is past the budget: no rerun)
             else stuck = approximated_ = true;
           }
         }

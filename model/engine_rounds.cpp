@@ -52,8 +52,9 @@ bool Engine::close_override(const Clock& start, Clock& learned) {
     // A host wait it knows and `start` does not: what the host knew after it in this round (its
     // epoch) is joined in; where the host has not run it yet, the override stays open.
     if (uint32_t w = last_host_wait_[size_t(learned.host())]; w != kNone && int64_t(w) > start.host()) {
+      if (!host_ran_[w] || budget == 0) return false;
       const Clock& after = *host_epochs_[host_epoch_[w]];
-      if (!host_ran_[w] || after.open() || budget == 0) return false;
+      if (after.open()) return false;
       --budget, ++work_;
       uint64_t looked = 0;
       if (!after.leq(k, &looked)) k.join(after);

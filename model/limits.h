@@ -34,7 +34,7 @@ inline constexpr uint64_t kRootBudget = 50'000'000;
 // ... and the engine runs that ask a cycle's knot whether it is a root: their work (Engine::work)
 // in all, at most so much plus so many times the check's own. Note: "asking whether knots of
 // stuck waits stay stuck on their own ran past qvet's budget". Error: grouping only, as above
-// (a single wait that needs no other is then reported as a root).
+// (a knot that needs no other and seems to end is then reported as a root).
 inline constexpr uint64_t kRootRerunWork = 2'000'000, kRootRerunWorkPerRun = 16;
 
 // lost-wakeup's clock questions (plus so many per event). Note: "N waits were not checked for

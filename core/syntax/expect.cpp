@@ -4,7 +4,7 @@ namespace qvet {
 
 namespace {
 
-std::string describe(const Expectation& e) {
+std::string expectation_text(const Expectation& e) {
   if (e.clean) return "clean";
   auto place = [](const std::string& f, uint32_t l) { return (f.empty() ? "" : f + ":") + std::to_string(l); };
   return e.rule + "@" + place(e.file1, e.line1) + (e.line2 ? "," + place(e.file2, e.line2) : "");
@@ -50,7 +50,7 @@ ExpectOutcome match_expectations(const std::vector<Expectation>& expects, const 
     }
   for (size_t i = 0; i < expects.size(); ++i)
     if (!met[i] && !expects[i].clean)
-      out.problems.push_back(format_loc(expects[i].loc, src) + ": expected " + describe(expects[i]) + " was not found");
+      out.problems.push_back(format_loc(expects[i].loc, src) + ": expected " + expectation_text(expects[i]) + " was not found");
   for (size_t j = 0; j < diags.size(); ++j) {
     const Diagnostic& d = diags[j];
     if (used[j] || d.severity == Severity::Note) continue;

@@ -12,17 +12,21 @@ bool Engine::close_override(const Clock& start, Clock& learned) {
   Clock k = start;
   k.join(learned);
   uint64_t& budget = close_budget_;
-  // A write the override knows: run in this round, and its end (down-closed) joined in.
-  // (The nodes a comparison walks count against the budget; the join walks no more of them.)
-  auto close = [&](uint32_t signal, uint32_t i, Clock& into) {
-    const SignalWrite& sw = writes_[signal][i];
-    if (!sw.processed || sw.end->open()) return false;
+  // A clock of this round (down-closed) joined in. (The nodes a comparison walks count against
+  // the budget; the join walks no more of them.)
+  auto join_end = [&](const Clock& end, Clock& into) {
+    if (end.open()) return false;
     uint64_t looked = 0;
-    if (!sw.end->leq(into, &looked)) into.join(*sw.end);
+    if (!end.leq(into, &looked)) into.join(end);
     work_ += looked;
     if (looked > budget) return budget = 0, false;
     budget -= looked;
     return true;
+  };
+  // A write the override knows: run in this round, and its end joined in.
+  auto close = [&](uint32_t signal, uint32_t i, Clock& into) {
+    const SignalWrite& sw = writes_[signal][i];
+    return sw.processed && join_end(*sw.end, into);
   };
   // Per queue, from the last write it knows down: one that follows every earlier write of its
   // queue has their ends in its own, so the rest are skipped (a gathering queue's waits, a long
@@ -53,14 +57,8 @@ bool Engine::close_override(const Clock& start, Clock& learned) {
     // epoch) is joined in; where the host has not run it yet, the override stays open.
     if (uint32_t w = last_host_wait_[size_t(learned.host())]; w != kNone && int64_t(w) > start.host()) {
       if (!host_ran_[w] || budget == 0) return false;
-      const Clock& after = *host_epochs_[host_epoch_[w]];
-      if (after.open()) return false;
       --budget, ++work_;
-      uint64_t looked = 0;
-      if (!after.leq(k, &looked)) k.join(after);
-      work_ += looked;
-      if (looked > budget) return budget = 0, false;
-      budget -= looked;
+      if (!join_end(*host_epochs_[host_epoch_[w]], k)) return false;
     }
     if (budget == 0) return false;
     --budget, ++work_;

@@ -56,10 +56,7 @@ struct CheckContext {
   std::string what(EventRef ev) const { return describe_event(t, ev); }
   Loc loc(EventRef ev) const { return t.loc(ev); }
   // "line 12" in messages, or "c0.pm4:45" for a command decoded from a stream (its file and dword).
-  std::string line_text(const Loc& l) const {
-    auto it = p.stream_files.find(l.file);
-    return it == p.stream_files.end() ? "line " + std::to_string(l.line) : it->second + ":" + std::to_string(l.line);
-  }
+  std::string line_text(const Loc& l) const { return p.line_text(l); }
   uint32_t ctx(EventRef ev) const { return t.ctx(ev); }
   // The agent (device index or kHostAgent) an event runs on.
   uint32_t agent(EventRef ev) const { return ev.host ? kHostAgent : p.queues[t.cmds[ev.id].queue].device; }

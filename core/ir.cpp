@@ -2,6 +2,11 @@
 
 namespace qvet {
 
+std::string Program::line_text(const Loc& l) const {
+  auto it = stream_files.find(l.file);
+  return it == stream_files.end() ? "line " + std::to_string(l.line) : it->second + ":" + std::to_string(l.line);
+}
+
 std::vector<std::string> Program::var_names() const {
   std::vector<std::string> n;
   for (auto& v : vars) n.push_back(v.name);

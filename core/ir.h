@@ -169,6 +169,8 @@ struct Program {
   Loc binding;
 
   std::vector<std::string> var_names() const;
+  // "line 12" in messages, or "c0.pm4:45" for a command decoded from a stream (its file and dword).
+  std::string line_text(const Loc& l) const;
   std::string object_name(ObjectRef o) const {
     return o.kind == ObjectRef::Buffer ? buffers[o.id].name : signals[o.id].name;
   }

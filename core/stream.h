@@ -58,6 +58,10 @@ struct DecodedCommand {
   Loc loc;
   std::string text;
   std::string fetched;
+  // A 32-bit signal that also writes 0 to the word's high half (NVIDIA's four-word semaphore
+  // release on a copy queue): the model's 32-bit write keeps that half, so the two agree only
+  // while no write can leave it nonzero, which the parser checks (docs/encoded.md).
+  bool zero_high = false;
 };
 
 }  // namespace qvet

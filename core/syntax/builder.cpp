@@ -480,7 +480,39 @@ void ProgramBuilder::begin_repeat(Stmt& s, std::string n, const Loc& var_loc, Ex
 
 void ProgramBuilder::end_repeat() { scope_.pop_back(); }
 
+// NVIDIA's four-word semaphore release writes its payload and a zero high word; the model's copy
+// signal is 32 bits wide and keeps the high word. The two readings agree while the word's high
+// half stays 0, that is while no write of the signal (its initial value included) can reach 2^32.
+void ProgramBuilder::check_zero_high() {
+  if (zero_high_.empty()) return;
+  const i128 kHigh = i128(1) << 32;
+  std::vector<Loc> reaches(p_.signals.size());  // per signal: a write that can reach 2^32
+  auto note = [&](uint32_t sig, const Expr& v, const Loc& at) {
+    if (sig < reaches.size() && !reaches[sig].valid() && bounds(v, ranges()).hi >= kHigh) reaches[sig] = at;
+  };
+  for (uint32_t i = 0; i < p_.signals.size(); ++i) note(i, p_.signals[i].init, p_.signals[i].loc);
+  auto commands = [&](const std::vector<Command>& cmds) {
+    for (const Command& c : cmds)
+      if (c.op == CmdOp::Signal) note(c.signal, c.value, c.loc);
+  };
+  for (const CommandList& l : p_.lists) commands(l.body);
+  auto stmts = [&](const std::vector<Stmt>& ss, auto& self) -> void {
+    for (const Stmt& s : ss) {
+      if (s.kind == StmtKind::Signal) note(s.id, s.value, s.loc);
+      commands(s.cmds);
+      self(s.body, self);
+    }
+  };
+  stmts(p_.stmts, stmts);
+  for (auto& [sig, at] : zero_high_)
+    if (reaches[sig].valid())
+      fail(at, "LAUNCH_DMA's four-word semaphore release writes its payload and a zero high word to '" + p_.signals[sig].name +
+                   "', where the model's copy signal is a 32-bit write that keeps the high word, and a write of '" +
+                   p_.signals[sig].name + "' can reach 2^32 (" + p_.line_text(reaches[sig]) + "): not decoded; release a one-word semaphore (SEMAPHORE_TYPE 1) there");
+}
+
 Program ProgramBuilder::finish() {
+  check_zero_high();
   bool clean = std::any_of(p_.expects.begin(), p_.expects.end(), [](auto& e) { return e.clean; });
   if (clean && p_.expects.size() > 1)
     for (auto& e : p_.expects)

@@ -100,6 +100,9 @@ class ProgramBuilder {
   void add_expectation(Expectation e) { p_.expects.push_back(std::move(e)); }
   const Program& program() const { return p_; }
   Program& program() { return p_; }
+  // A decoded 32-bit signal at `at` that also writes 0 to the word's high half (DecodedCommand::
+  // zero_high): finish() refuses it where some write of the signal can reach 2^32.
+  void note_zero_high(uint32_t signal, const Loc& at) { zero_high_.push_back({signal, at}); }
   // The finished program ('# expect: clean' must stand alone).
   Program finish();
 
@@ -117,6 +120,7 @@ class ProgramBuilder {
   uint32_t add(const std::string& n, NameRef::Kind k, std::vector<T>& table, T&& v);
 
   const std::vector<Interval>& ranges();
+  void check_zero_high();
   bool uses_list_param(const Expr& e) const;
   Expr within_limit(Expr e, const Loc& loc, const std::string& context = "");
   Expr term();
@@ -139,6 +143,7 @@ class ProgramBuilder {
   CommandList open_list_;                                  // between begin_list and end_list
   size_t list_scope_ = 0;                                  // scope_ size where it began
   int paren_depth_ = 0;
+  std::vector<std::pair<uint32_t, Loc>> zero_high_;  // note_zero_high
   std::vector<Interval> ranges_;  // every variable's range, by id (rebuilt when variables were added)
 };
 

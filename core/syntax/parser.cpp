@@ -531,6 +531,7 @@ class Parser {
     for (const DecodedCommand& c : r.cmds) {
       b_.read_field(c.text, c.loc);
       Command& cmd = s.cmds.emplace_back(parse_command());
+      if (c.zero_high) b_.note_zero_high(cmd.signal, c.loc);
       if (!c.fetched.empty()) {
         b_.read_field(c.fetched, c.loc);
         cmd.reads.push_back(b_.range());

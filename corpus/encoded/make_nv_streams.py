@@ -26,7 +26,7 @@ PCAS_PREFETCH_SCHEDULE = 9
 HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A = 0xCBC0, 0xC8B5
 # Copy methods (clc6b5.h): LAUNCH_DMA fields.
 SET_SEMAPHORE_A, LAUNCH_DMA, OFFSET_IN_UPPER, LINE_LENGTH_IN = 0x240, 0x300, 0x400, 0x418
-NON_PIPELINED, PIPELINED, FLUSH, SEM_ONE_WORD, SRC_PITCH, DST_PITCH = 2, 1, 1 << 2, 1 << 3, 1 << 7, 1 << 8
+NON_PIPELINED, PIPELINED, FLUSH, SEM_ONE_WORD, SEM_FOUR_WORD, SRC_PITCH, DST_PITCH = 2, 1, 1 << 2, 1 << 3, 2 << 3, 1 << 7, 1 << 8
 
 # QMD V03_00 fields as (lowest bit, width) (clcbc0qmd.h / clc6c0qmd.h, NVC6C0_QMDV03_00_*).
 QMD = dict(
@@ -124,9 +124,9 @@ class Push:
         self.nvm(4, LAUNCH_DMA, launch)
         self.mark(name)
 
-    def copy_signal(self, addr, value, name=None):  # the copy engine's semaphore: 32-bit payload
+    def copy_signal(self, addr, value, name=None, sem=SEM_ONE_WORD):  # the copy engine's semaphore: 32-bit payload
         self.nvm(4, SET_SEMAPHORE_A, addr >> 32, addr & 0xFFFFFFFF, value)
-        self.nvm(4, LAUNCH_DMA, FLUSH | SEM_ONE_WORD)
+        self.nvm(4, LAUNCH_DMA, FLUSH | sem)
         self.mark(name)
 
     def bytes(self):
@@ -281,7 +281,9 @@ file: clean.""", "clean",
                     "after the kernel, so the host's wait orders the read of b: clean." if fixed else
                     "Both release slots of step's QMD write tl (1 and 2): they fire when the kernel ends, in no\n"
                     "documented order (a signal race between the two QMD fields)."),
-                  "clean" if fixed else "signal-race@{0}_mem.bin:{1},{0}_mem.bin:{2}".format(n, release_dword(Q[0], 1), release_dword(Q[0], 0)),
+                  # line 20: the host's `wait tl >= 2`, which release 0 (tl = 1) may end below
+                  "clean" if fixed else "signal-race@{0}_mem.bin:{1},{0}_mem.bin:{2} lost-wakeup@20,{0}_mem.bin:{2}".format(
+                      n, release_dword(Q[0], 1), release_dword(Q[0], 0)),
                   "SUBMIT\nwait tl >= 2\nread b\n")
 
     # 5. Copy engine: the copy queue copies b out while the compute queue writes it; the twin's
@@ -293,7 +295,7 @@ file: clean.""", "clean",
         x.setup_copy()
         if fixed: x.wait(TL, 1)
         x.copy(HOUT, B, 0x1000, name="copy")
-        x.copy_signal(S3, 1)
+        x.copy_signal(S3, 1, sem=SEM_FOUR_WORD)  # as tinygrad's copy queue signals (LAUNCH_DMA 0x14)
         n = "nv_copy_" + ("fixed" if fixed else "bug")
         write(HERE, n + "_c0.nv", c.bytes())
         write(HERE, n + "_x0.nv", x.bytes())
@@ -350,6 +352,10 @@ def malformed():
                 'submit c0 stream nv-gpfifo "nv_gpfifo_no_region.gpfifo"\n')
     s = Push(); s.setup_copy(); s.copy(HOUT, B, 0x100, launch=PIPELINED | SRC_PITCH | DST_PITCH)
     case("nv_pipelined_copy", s.bytes(), "nv_pipelined_copy.nv:%d" % len(s.dw), queue="queue c0 on gpu0 copy\n")
+    # A four-word release (payload and a zero high word, as tinygrad's copy queue signals) on a word
+    # the host sets to 2^32 + 1: the model's 32-bit copy signal would keep that high word.
+    s = Push(); s.setup_copy(); s.copy_signal(TL, 2, sem=SEM_FOUR_WORD)
+    case("nv_four_word_high", s.bytes(), "nv_four_word_high.nv:%d" % len(s.dw), queue="queue c0 on gpu0 copy\nsignal tl = 2^32 + 1\n")
 
 
 if __name__ == "__main__":

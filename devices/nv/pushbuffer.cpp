@@ -524,6 +524,7 @@ class Decoder {
       const StreamBinding::Placed* s = index_.signal_at(addr);
       if (!s) fail(l, w + ": semaphore address " + format_hex(addr) + " is no signal's ('signal NAME on DEV at " + format_hex(addr) + "')");
       emit(l, "signal " + s->name + " = " + std::to_string(csem_pay_.v));
+      cmds_.back().zero_high = sem == kSemaphoreFourWord;
     }
   }
 };

@@ -23,13 +23,18 @@
 //    know it (Engine::unknown_writers tells them without a walk over thousands of writers).
 // Cost: per wait a binary search per writer of a write its candidates do not know; per writer
 // asked, a sweep of O(n log n).
+// A 32-bit write leaves a word whose high half depends on the run: on a signal whose 32-bit writes
+// may keep different ones, the 64-bit waits are read plainly instead (check_mixed), with every
+// word a write that may be last can leave.
 #include <algorithm>
+#include <bitset>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "checkers/checker.h"
 #include "core/max_tree.h"
+#include "model/limits.h"
 
 namespace qvet {
 
@@ -57,14 +62,16 @@ class LostWakeupChecker : public Checker {
   }
 
   void finish() override {
-    std::map<uint32_t, std::vector<EventRef>> by_signal;
+    std::map<uint32_t, std::vector<EventRef>> by_signal, mixed;
     for (EventRef w : waits_) {
       i128 v = c_.t.value(w);
       WaitCond cond = wait_cond(c_.t, w);
-      if (v >= 0 && v <= i128(cond.mask)) by_signal[cond.signal].push_back(w);  // else value-width's finding
+      if (v < 0 || v > i128(cond.mask)) continue;  // value-width's finding
+      (!cond.narrow() && c_.e.reads_every_word(cond.signal) ? mixed : by_signal)[cond.signal].push_back(w);
     }
     budget_ = limits::kLostWakeupBudget + limits::kLostWakeupBudgetPerEvent * (c_.t.cmds.size() + c_.t.host.size());
     for (auto& [s, ws] : by_signal) check_signal(s, ws);
+    for (auto& [s, ws] : mixed) check_mixed(s, ws);
     if (unchecked_) {  // semantics.md: an implementation bound never changes a verdict silently
       Diagnostic d{"input", Severity::Note, "", {}, {}, {}, {}, {}, {}};
       if (!c_.t.host.empty()) d.loc.file = c_.t.host[0].loc.file;
@@ -99,6 +106,11 @@ class LostWakeupChecker : public Checker {
   struct Query {
     uint32_t cut;
     size_t wait;  // index into the signal's waits
+  };
+  // A write that may be last and the word it leaves there.
+  struct Late {
+    uint32_t write;  // index into the signal's writes
+    uint64_t word;
   };
   std::vector<EventRef> waits_;
   // The check's budget, in clock questions (a wait asks a few per writer of writes it does not
@@ -263,7 +275,7 @@ class LostWakeupChecker : public Checker {
         }
       }
     }
-    std::vector<std::vector<uint32_t>> late(waits.size());  // per wait: writes that may be last and leave it unmet
+    std::vector<std::vector<Late>> late(waits.size());  // per wait: writes that may be last and leave it unmet
     for (size_t k = 0; k < wrs.size(); ++k) {
       if (queries[k].empty()) continue;
       const Writer& wr = wrs[k];
@@ -309,7 +321,8 @@ class LostWakeupChecker : public Checker {
             if (lo < hi) {
               size_t r = t.next(n - hi, at_least);
               if (r < n - lo) {
-                late[w].push_back(wr.writes[n - 1 - r]);
+                uint32_t d = wr.writes[n - 1 - r];
+                late[w].push_back({d, ws[d].value & cond.mask});
                 break;
               }
             }
@@ -318,38 +331,91 @@ class LostWakeupChecker : public Checker {
         }
       }
     }
-    for (size_t w = 0; w < waits.size(); ++w) {
-      if (late[w].empty()) continue;
-      auto submitted = [&](uint32_t x, uint32_t y) { return c_.e.submit_key(ws[x].event) < c_.e.submit_key(ws[y].event); };
-      std::sort(late[w].begin(), late[w].end(), submitted);
-      // A write that satisfies the wait and that the late write may follow: a candidate of W that
-      // ran, on another writer, and does not know the late one (the one submitted last).
-      const SignalWrite& d = ws[late[w].back()];
-      uint32_t met = kNone;
-      if (auto it = candidates_.find(waits[w].key()); it != candidates_.end())
-        for (uint32_t x : it->second)
-          if (ws[x].processed && ws[x].agent != d.agent && conds[w].met_by(ws[x].value) && !c_.e.known(*ws[x].end, d.event) &&
-              !c_.e.known(*ws[x].end, waits[w]) && (met == kNone || submitted(met, x)))
-            met = x;
-      report(waits[w], conds[w], late[w], met);
+    for (size_t w = 0; w < waits.size(); ++w) report(waits[w], conds[w], late[w]);
+  }
+
+  // A signal whose 32-bit writes may keep different high halves (Engine::reads_every_word: at most
+  // limits::kMaxMixedWrites writes), for its 64-bit waits, plainly. A 32-bit write that may be last
+  // lands after every other write of P(W), so it keeps the high half of a 64-bit write of P(W) that
+  // no other 64-bit write of P(W) happens after, or the initial value's where P(W) has no other
+  // 64-bit write: each of those runs is real, so any of those words below the wait loses it.
+  void check_mixed(uint32_t s, const std::vector<EventRef>& waits) {
+    using Set = std::bitset<limits::kMaxMixedWrites>;
+    const auto& ws = c_.e.writes(s);
+    std::vector<uint32_t> ran;  // the writes that ran, as indices into ws
+    for (uint32_t i = 0; i < ws.size(); ++i)
+      if (ws[i].processed) ran.push_back(i);
+    const size_t n = ran.size();
+    std::vector<Set> after(n);  // after[a]: the writes that a happens before
+    Set wide;
+    for (size_t a = 0; a < n; ++a) {
+      if (!ws[ran[a]].narrow) wide.set(a);
+      for (size_t b = 0; b < n; ++b)
+        if (a != b && c_.e.known(*ws[ran[b]].end, ws[ran[a]].event)) after[a].set(b);
+    }
+    steps_ += n * n;
+    const uint64_t init_high = c_.e.initial_value(s) & kHighHalf;
+    for (EventRef w : waits) {
+      if (steps_ > budget_) {
+        ++unchecked_;
+        continue;
+      }
+      const WaitCond cond = wait_cond(c_.t, w);
+      Set in_p;  // P(W): the writes that do not happen after the wait's end
+      for (size_t k = 0; k < n; ++k)
+        if (!c_.e.known(*ws[ran[k]].end, w)) in_p.set(k);
+      steps_ += n * (1 + n / 64);
+      std::vector<Late> late;
+      for (size_t d = 0; d < n; ++d) {
+        if (!in_p[d] || (after[d] & in_p).any()) continue;  // not in P(W), or not last
+        const SignalWrite& x = ws[ran[d]];
+        if (!x.narrow) {
+          if (!cond.met_by(x.value)) late.push_back({ran[d], x.value});
+          continue;
+        }
+        Set lenders = in_p & wide;
+        lenders.reset(d);
+        const uint64_t low = x.value & kLowHalf;
+        if (lenders.none() && !cond.met_by(init_high | low)) late.push_back({ran[d], init_high | low});
+        for (size_t k = 0; k < n && lenders.any(); ++k) {
+          uint64_t word = (ws[ran[k]].value & kHighHalf) | low;
+          if (lenders[k] && (after[k] & lenders).none() && !cond.met_by(word)) {
+            late.push_back({ran[d], word});
+            break;
+          }
+        }
+      }
+      report(w, cond, late);
     }
   }
 
-  void report(EventRef w, const WaitCond& cond, const std::vector<uint32_t>& last, uint32_t met) {
+  // Wait w, given the writes that may be last and leave a word that does not meet it.
+  void report(EventRef w, const WaitCond& cond, std::vector<Late> last) {
+    if (last.empty()) return;
     const auto& ws = c_.e.writes(cond.signal);
-    const SignalWrite& d = ws[last.back()];  // the one submitted last
+    auto submitted = [&](uint32_t x, uint32_t y) { return c_.e.submit_key(ws[x].event) < c_.e.submit_key(ws[y].event); };
+    std::sort(last.begin(), last.end(), [&](const Late& a, const Late& b) { return submitted(a.write, b.write); });
+    const SignalWrite& d = ws[last.back().write];  // the one submitted last
+    // A write that satisfies the wait and that the late write may follow: a candidate of W that
+    // ran, on another writer, and does not know the late one.
+    uint32_t met = kNone;
+    if (auto it = candidates_.find(w.key()); it != candidates_.end())
+      for (uint32_t x : it->second)
+        if (ws[x].processed && ws[x].agent != d.agent && cond.met_by(ws[x].value) && !c_.e.known(*ws[x].end, d.event) &&
+            !c_.e.known(*ws[x].end, w) && (met == kNone || submitted(met, x)))
+          met = x;
     const std::string& sname = c_.p.signals[cond.signal].name;
     Diagnostic diag;
     diag.set_rule(Rule::LostWakeup);
     diag.loc = c_.loc(w);
-    uint64_t left = d.value & cond.mask;
+    uint64_t left = last.back().word & cond.mask;
     diag.message = c_.what(w) + " may never be satisfied: " + c_.signal_write_text(d) + " may be the last write to '" + sname +
                    "' before it ends, and leaves " + std::to_string(left) + ", below " + std::to_string(cond.threshold) +
                    "; the wait polls, so a value that met it may be overwritten before it looks";
     diag.related.push_back({c_.loc(d.event), "the write that may be last: " + c_.what(d.event)});
     if (last.size() > 1) {
       TextList others;
-      for (size_t k = 0; k + 1 < last.size(); ++k) others.add([&] { return c_.signal_write_text(ws[last[k]]); });
+      for (size_t k = 0; k + 1 < last.size(); ++k) others.add([&] { return c_.signal_write_text(ws[last[k].write]); });
       diag.notes.push_back({{}, "so may " + others.str()});
     }
     diag.notes.push_back({{}, "nothing orders " + c_.what(d.event) + " after the wait, nor before a write of '" + sname +

@@ -609,16 +609,34 @@ class Oracle {
   }
 
   // lost-wakeup: a wait that runs, and a write of its signal that runs, does not happen after the
-  // wait's end, is followed by no other such write, and leaves a word that does not meet it.
+  // wait's end, is followed by no other such write, and leaves a word that does not meet it. A
+  // 32-bit write landing after every other write of P keeps the high half of the last 64-bit one to
+  // land: any 64-bit write of P that no other 64-bit write of P (but d) happens after, or the
+  // initial value where there is none.
   void lost_wakeups() {
     for (const WaitInfo& W : waits_) {
       if (dead(W.ev) || !W.fits) continue;
       std::vector<size_t> P;
       for (size_t c = 0; c < writes_.size(); ++c)
         if (writes_[c].signal == W.signal && !dead(writes_[c].ev) && !hb(E(W.ev), E(writes_[c].ev))) P.push_back(c);
+      auto leaves_below = [&](size_t d) {
+        const Write& x = writes_[d];
+        if (!x.narrow) return (x.raw & W.mask) < W.v;
+        std::vector<uint64_t> highs;
+        for (size_t l : P) {
+          if (l == d || writes_[l].narrow) continue;
+          bool overwritten = std::any_of(P.begin(), P.end(), [&](size_t y) {
+            return y != d && y != l && !writes_[y].narrow && hb(E(writes_[l].ev), E(writes_[y].ev));
+          });
+          if (!overwritten) highs.push_back(writes_[l].raw & ~uint64_t(0xffffffffu));
+        }
+        bool any_wide = std::any_of(P.begin(), P.end(), [&](size_t l) { return l != d && !writes_[l].narrow; });
+        if (!any_wide) highs.push_back(init(W.signal) & ~uint64_t(0xffffffffu));
+        return std::any_of(highs.begin(), highs.end(), [&](uint64_t h) { return ((h | (x.raw & 0xffffffffu)) & W.mask) < W.v; });
+      };
       long last = -1;
       for (size_t d : P) {
-        if ((writes_[d].word & W.mask) >= W.v) continue;
+        if (!leaves_below(d)) continue;
         bool followed = std::any_of(P.begin(), P.end(), [&](size_t x) { return x != d && hb(E(writes_[d].ev), E(writes_[x].ev)); });
         if (!followed && (last < 0 || submit_key(writes_[d].ev) > submit_key(writes_[size_t(last)].ev))) last = long(d);
       }

@@ -98,6 +98,7 @@ Prediction::Prediction(const Trace& t) : t_(t) {
   for (const HostEvent& h : t.host) line_agents_[h.loc.line].insert(kHostAgent);
   for (const Diagnostic& d : diagnostics_) {
     if (d.is(Rule::LostWakeup)) lost_wakeup_lines_.insert(d.loc.line);
+    if (d.is(Rule::ValueWidth)) value_width_lines_.insert(d.loc.line);
     if (d.is(Rule::SignalRace)) {
       signal_race_lines_.insert(d.loc.line);
       signal_race_lines_.insert(d.related_loc().line);
@@ -255,15 +256,16 @@ void Comparison::check_overlaps(const ObservedRun& r, uint64_t run) {
 
 // What each read saw is what the prediction allows: a write ordered before it and not
 // overwritten by another ordered one, or a write it races with.
+bool Comparison::freed_write(EventRef w, uint32_t buffer, uint64_t lo, uint64_t hi) const {
+  auto [acc, end] = t_.access_span(w);
+  for (uint32_t a = acc; a < end; ++a) {
+    const Access& x = t_.accesses[a];
+    if (x.write && x.buffer == buffer && x.lo < hi && lo < x.hi && x.freed_by != kNone) return true;
+  }
+  return false;
+}
+
 void Comparison::check_seen(const ObservedRun& r, uint64_t run) {
-  auto exempt_writer = [&](EventRef w, uint32_t buffer, uint64_t lo, uint64_t hi) {
-    auto [acc, end] = t_.access_span(w);
-    for (uint32_t a = acc; a < end; ++a) {
-      const Access& x = t_.accesses[a];
-      if (x.write && x.buffer == buffer && x.lo < hi && lo < x.hi && x.freed_by != kNone) return true;
-    }
-    return false;
-  };
   for (const SeenVersion& s : r.seen) {
     const Access& acc = t_.accesses[s.access];
     EventRef rd = p_.owner(s.access);
@@ -288,7 +290,7 @@ void Comparison::check_seen(const ObservedRun& r, uint64_t run) {
       continue;
     }
     EventRef w = s.version.event();
-    if (w == rd || !p_.ran(w) || exempt_writer(w, acc.buffer, s.lo, s.hi)) continue;
+    if (w == rd || !p_.ran(w) || freed_write(w, acc.buffer, s.lo, s.hi)) continue;
     if (p_.before(rd, w)) {
       violate("stale-read", what(rd) + " saw the write of " + what(w) + bytes + ", which the engine orders after it",
                p_.line(rd), p_.line(w), run);
@@ -319,7 +321,9 @@ void Comparison::unreported(Rule rule, EventRef a, EventRef b, const std::string
 void Comparison::check_unacquired(const ObservedRun& r, uint64_t run) {
   for (const Unacquired& u : r.unacquired) {
     EventRef rd = p_.owner(u.access), w = u.version.event();
-    if (t_.accesses[u.access].freed_by != kNone || !p_.ran(rd) || !p_.ran(w) || !p_.before(w, rd)) continue;
+    const Access& read = t_.accesses[u.access];
+    if (read.freed_by != kNone || !p_.ran(rd) || !p_.ran(w) || !p_.before(w, rd)) continue;
+    if (freed_write(w, read.buffer, read.lo, read.hi)) continue;
     if (!p_.reported(Rule::Visibility, rd, w))
       unreported(Rule::Visibility, rd, w, what(rd) + " read the write of " + what(w) + " with no memory_barrier between", run);
   }
@@ -338,14 +342,16 @@ void Comparison::check_hangs(const ObservedRun& r, uint64_t run) {
         return true;
     return false;
   };
-  // A hang the engine predicts: a lost wakeup reported at the wait, or (a wait that hung because a
-  // write it needs never ran) behind one that hung so.
+  // A hang the checkers predict: a lost wakeup reported at the wait, a threshold too wide for the
+  // wait (value-width: the hardware compares the low bits), or (a wait that hung because a write
+  // it needs never ran) behind one that hung so.
+  auto predicted = [&](const Hang& h) { return p_.lost_wakeup_reported(h.wait) || p_.value_width_reported(h.wait); };
   bool lost = false;
-  for (const Hang& h : r.hung) lost |= p_.ran(h.wait) && p_.lost_wakeup_reported(h.wait);
+  for (const Hang& h : r.hung) lost |= p_.ran(h.wait) && predicted(h);
   for (const Hang& h : r.hung) {
     if (!p_.ran(h.wait)) continue;
-    if (p_.lost_wakeup_reported(h.wait)) {
-      lost_wakeups_seen_.insert(p_.line(h.wait));
+    if (predicted(h)) {
+      if (p_.lost_wakeup_reported(h.wait)) lost_wakeups_seen_.insert(p_.line(h.wait));
       continue;
     }
     if (lost && starved(h.wait)) continue;  // a write it needs never ran behind a lost wakeup

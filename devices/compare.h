@@ -52,6 +52,9 @@ class Prediction {
   // Whether a lost-wakeup diagnostic is at wait `w`'s line.
   bool lost_wakeup_reported(EventRef w) const { return lost_wakeup_lines_.count(line(w)) > 0; }
   const std::set<uint32_t>& lost_wakeup_lines() const { return lost_wakeup_lines_; }
+  // Whether a value-width diagnostic is at wait `w`'s line: its threshold does not fit the wait's
+  // width, so the hardware compares another value than the one written (a hang there is that error's).
+  bool value_width_reported(EventRef w) const { return value_width_lines_.count(line(w)) > 0; }
   // Whether a signal-race diagnostic points at a write of signal `s`.
   bool signal_race_reported(uint32_t s) const;
   // Whether the engine counts a 32-bit write among the candidates of 64-bit wait `w` on a signal
@@ -83,7 +86,7 @@ class Prediction {
     std::set<std::pair<uint32_t, uint32_t>> groups;  // (primary line, related agent)
   };
   Reported race_, visibility_;
-  std::set<uint32_t> signal_race_lines_, lost_wakeup_lines_;
+  std::set<uint32_t> signal_race_lines_, lost_wakeup_lines_, value_width_lines_;
   std::map<uint32_t, std::set<uint32_t>> line_agents_;   // source line -> queues (kHostAgent: host) of its events
   std::vector<EventRef> access_owner_;
   std::vector<std::vector<uint32_t>> writes_;
@@ -134,6 +137,9 @@ class Comparison {
   void check_seen(const ObservedRun& r, uint64_t run);
   void check_hangs(const ObservedRun& r, uint64_t run);
   void check_unacquired(const ObservedRun& r, uint64_t run);
+  // Whether event w writes bytes [lo, hi) of `buffer` with a use-after-free access (which takes
+  // part in no race nor visibility finding: the bytes it wrote are not the live buffer's).
+  bool freed_write(EventRef w, uint32_t buffer, uint64_t lo, uint64_t hi) const;
   void unreported(Rule rule, EventRef a, EventRef b, const std::string& what_happened, uint64_t run);
   std::string what(EventRef e) const;
 

@@ -3,10 +3,13 @@
 # total, peak memory per command, and the naive transitive-closure baseline where it fits.
 # Usage: bench/run.sh [MAX_COMMANDS]   (default 1000000; 10000000 needs ~10 GB and a few minutes)
 #        bench/run.sh --shapes          (only the stress shapes, 10^3 to 10^5 commands; SHAPE_MAX=N to change)
+#        bench/run.sh --runtime         (only programs shaped as runtimes build them, bench/runtime_programs.py,
+#                                        with and without the engine's indexes; RUNTIME_MAX=N, default 10^5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-only_shapes=0
+only_shapes=0 only_runtime=0
 if [ "${1:-}" = "--shapes" ]; then only_shapes=1; shift; fi
+if [ "${1:-}" = "--runtime" ]; then only_runtime=1; shift; fi
 max=${1:-1000000}
 # The README's build: Release (-O3).
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -36,6 +39,26 @@ measure1() {
     END { if (p == "") p = l; print p, w, e, r }'
 }
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+# Programs as runtimes build them: the indexes stay where they pay on these (docs/performance.md).
+if [ "$only_runtime" = 1 ]; then
+  echo
+  echo "| program | commands | indexed s (all rules) | plain s (all rules) | indexed engine alone s | peak MiB (indexed) |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  for prog in graph-replay transfers; do
+    n=1000
+    while [ "$n" -le "${RUNTIME_MAX:-100000}" ]; do
+      f=$dir/$prog$n.hcq
+      python3 bench/runtime_programs.py "$prog" "$n" >"$f"
+      cmds=$("$q" check --stats "$f" 2>&1 >/dev/null | awk '/commands,/ { print $2 }')
+      read -r _ ci _ r < <(measure "$f")
+      read -r _ cp _ _ < <(measure "$f" --engine plain)
+      read -r _ ce _ _ < <(measure "$f" --rules none)
+      echo "| $prog | $cmds | $ci | $cp | $ce | $r |"
+      n=$((n * 10))
+    done
+  done
+  exit 0
+fi
 if [ "$only_shapes" = 0 ]; then
 echo
 echo "| commands | file MB | parse s | parse MB/s | parse cmds/s | check s (all rules, end to end, wall) | check cmds/s | peak MiB | bytes/cmd | naive closure s | naive MiB |"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The engine's indexes against the plain wait rule (model/wait_rule.h), wait by wait:
-# `qvet check --engine checked` on every corpus program and example, and on every `qvet gen`
-# shape at 10^3 commands (exit 3 at the first difference); the corpus's expectations also hold
+# `qvet check --engine checked` on every corpus program and example, on every `qvet gen` shape at
+# 10^3 commands, and on bench/runtime_programs.py's programs (exit 3 at the first difference); the corpus's expectations also hold
 # with the rule alone (`--engine plain`).
 # usage: tests/run_engine_checked.sh QVET (from the repository root)
 set -u
@@ -30,6 +30,13 @@ done
 for arch in amd mixed strict; do
   "$qvet" gen --arch $arch --commands 2000 --seed 7 -o "$tmp/eager-$arch.hcq" 2>/dev/null
   "$qvet" check --engine checked "$tmp/eager-$arch.hcq" >/dev/null 2>"$tmp/err" || [ $? -lt 2 ] || { cat "$tmp/err"; echo "FAIL: eager --arch $arch"; fail=1; }
+done
+# Programs as runtimes build them (bench/runtime_programs.py), which check clean.
+for prog in graph-replay transfers; do
+  python3 bench/runtime_programs.py "$prog" 3000 >"$tmp/$prog.hcq"
+  "$qvet" check --engine checked "$tmp/$prog.hcq" >/dev/null 2>"$tmp/err"
+  rc=$?
+  if [ $rc -ne 0 ]; then cat "$tmp/err"; echo "FAIL: $prog (exit $rc)"; fail=1; fi
 done
 [ $fail -eq 0 ] && echo "engine-checked: corpus, examples and $(echo "$shapes" | wc -w) shapes agree"
 exit $fail

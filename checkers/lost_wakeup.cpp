@@ -342,18 +342,12 @@ class LostWakeupChecker : public Checker {
   void check_mixed(uint32_t s, const std::vector<EventRef>& waits) {
     using Set = std::bitset<limits::kMaxMixedWrites>;
     const auto& ws = c_.e.writes(s);
-    std::vector<uint32_t> ran;  // the writes that ran, as indices into ws
-    for (uint32_t i = 0; i < ws.size(); ++i)
-      if (ws[i].processed) ran.push_back(i);
+    const std::vector<Set>& after = c_.e.mixed_order(s).after;  // after[a]: the writes that a happens before
+    const std::vector<uint32_t>& ran = c_.e.processed_writes(s);  // the writes that ran, by place
     const size_t n = ran.size();
-    std::vector<Set> after(n);  // after[a]: the writes that a happens before
     Set wide;
-    for (size_t a = 0; a < n; ++a) {
+    for (size_t a = 0; a < n; ++a)
       if (!ws[ran[a]].narrow) wide.set(a);
-      for (size_t b = 0; b < n; ++b)
-        if (a != b && c_.e.known(*ws[ran[b]].end, ws[ran[a]].event)) after[a].set(b);
-    }
-    steps_ += n * n;
     const uint64_t init_high = c_.e.initial_value(s) & kHighHalf;
     for (EventRef w : waits) {
       if (steps_ > budget_) {

@@ -254,8 +254,6 @@ void Comparison::check_overlaps(const ObservedRun& r, uint64_t run) {
   }
 }
 
-// What each read saw is what the prediction allows: a write ordered before it and not
-// overwritten by another ordered one, or a write it races with.
 bool Comparison::freed_write(EventRef w, uint32_t buffer, uint64_t lo, uint64_t hi) const {
   auto [acc, end] = t_.access_span(w);
   for (uint32_t a = acc; a < end; ++a) {
@@ -265,6 +263,8 @@ bool Comparison::freed_write(EventRef w, uint32_t buffer, uint64_t lo, uint64_t 
   return false;
 }
 
+// What each read saw is what the prediction allows: a write ordered before it and not
+// overwritten by another ordered one, or a write it races with.
 void Comparison::check_seen(const ObservedRun& r, uint64_t run) {
   for (const SeenVersion& s : r.seen) {
     const Access& acc = t_.accesses[s.access];

@@ -207,6 +207,13 @@ class Engine {
   // Whether the 64-bit waits on `signal` read its 32-bit writes with every word they may leave
   // (its 32-bit writes may keep different high halves; within limits::kMaxMixedWrites).
   bool reads_every_word(uint32_t signal) const { return mixed_[signal]; }
+  // On such a signal: its processed writes in processing order (indices into writes(signal)), and
+  // per place the places of the writes that happen before (after) it, found once per pair.
+  struct MixedOrder {
+    std::vector<std::bitset<limits::kMaxMixedWrites>> before, after;
+  };
+  const std::vector<uint32_t>& processed_writes(uint32_t signal) const { return processed_order_[signal]; }
+  const MixedOrder& mixed_order(uint32_t signal) const;  // brought up to the writes processed
 
   // EngineMode::Checked: the first difference between a wait's resolution and the plain rule's
   // answer (model/wait_rule.h), with both; empty where there was none.
@@ -727,16 +734,11 @@ class Engine {
   // Waits compare the whole word or its low half; the writer index is kept for those two (and
   // read where one word per write is the answer: not for mixed()).
   bool indexed(const WaitCond& c) const { return (c.mask == ~uint64_t(0) && !mixed_[c.signal]) || c.narrow(); }
-  // Per mixed signal, by place in processed_order_: the writes that happen before (after) each.
-  struct MixedOrder {
-    std::vector<std::bitset<limits::kMaxMixedWrites>> before, after;
-  };
   mutable std::vector<MixedOrder> mixed_order_;
   void mixed_candidates(const Scan& sc, WaitResolution& r, Clock& learned) const;
   // pending_candidate, but of a mixed() wait: a pending 64-bit write that may lend a 32-bit write
   // a high half that meets it counts too.
   uint32_t pending_blocker(EventRef w, const AgentWrites& aw, const WaitCond& cond, const Clock& start) const;
-  const MixedOrder& mixed_order(uint32_t signal) const;  // brought up to the writes processed
   // The highest high half the 32-bit write `c`, which has not run, may keep where a mixed() wait
   // that starts at `start` sees it (with writes that will never run too, where `with_dead`).
   uint64_t unrun_high(EventRef w, const WaitCond& cond, const Clock& start, bool with_dead, const SignalWrite& c) const;

@@ -485,22 +485,23 @@ void ProgramBuilder::end_repeat() { scope_.pop_back(); }
 // half stays 0, that is while no write of the signal (its initial value included) can reach 2^32.
 void ProgramBuilder::check_zero_high() {
   if (zero_high_.empty()) return;
-  const i128 kHigh = i128(1) << 32;
   std::vector<Loc> reaches(p_.signals.size());  // per signal: a write that can reach 2^32
   auto note = [&](uint32_t sig, const Expr& v, const Loc& at) {
-    if (sig < reaches.size() && !reaches[sig].valid() && bounds(v, ranges()).hi >= kHigh) reaches[sig] = at;
+    if (!reaches[sig].valid() && bounds(v, ranges()).hi >= (i128(1) << 32)) reaches[sig] = at;
   };
   for (uint32_t i = 0; i < p_.signals.size(); ++i) note(i, p_.signals[i].init, p_.signals[i].loc);
-  auto commands = [&](const std::vector<Command>& cmds) {
-    for (const Command& c : cmds)
-      if (c.op == CmdOp::Signal) note(c.signal, c.value, c.loc);
-  };
-  for (const CommandList& l : p_.lists) commands(l.body);
+  // A command list's signals with each submit's arguments (as value-width reads them).
   auto stmts = [&](const std::vector<Stmt>& ss, auto& self) -> void {
     for (const Stmt& s : ss) {
       if (s.kind == StmtKind::Signal) note(s.id, s.value, s.loc);
-      commands(s.cmds);
-      self(s.body, self);
+      if (s.kind == StmtKind::Repeat) self(s.body, self);
+      if (s.kind != StmtKind::Submit && s.kind != StmtKind::SubmitList) continue;
+      for (const Command& c : s.kind == StmtKind::Submit ? s.cmds : p_.lists[s.id2].body) {
+        if (c.op != CmdOp::Signal) continue;
+        Expr e = c.value;
+        for (auto& [v, a] : s.args) e = e.substitute(v, a);
+        note(c.signal, e, c.loc);
+      }
     }
   };
   stmts(p_.stmts, stmts);

@@ -300,12 +300,16 @@ file: clean.""", "clean",
         write(HERE, n + "_c0.nv", c.bytes())
         write(HERE, n + "_x0.nv", x.bytes())
         write(HERE, n + "_mem.bin", memory({Q[0]: qmd(K_STEP, CB_STEP, [(TL, 1)])}))
-        program(n, ("The copy stream begins with a host SEM acquire of tl >= 1, step's release: clean." if fixed else
+        # The host then resets s3 through a command list: its four-word release decodes, as the list's
+        # argument (0) keeps s3 below 2^32 (the list's parameter alone could be any value).
+        decl, reset = ("commands reset(v) {\n  signal s3 = v\n}\n", "\nsubmit c0 reset(v = 0)\n") if fixed else ("", "")
+        program(n, ("The copy stream begins with a host SEM acquire of tl >= 1, step's release, and the host resets s3\n"
+                    "once the copy has signalled it: clean." if fixed else
                     "A copy queue's LAUNCH_DMA reads b, which the compute queue's kernel writes, and the copy stream\n"
                     "has no acquire of the kernel's release: a race between the two streams."),
                 "clean" if fixed else "race@{0}_x0.nv:{1},{0}_c0.nv:{2}".format(n, x.at["copy"], c.at["step"]),
-                HEAD + region(n) + "queue c0 on gpu0 compute\nqueue x0 on gpu0 copy\n\n"
-                'submit c0 stream nv "%s_c0.nv"\nsubmit x0 stream nv "%s_x0.nv"\nwait s3 >= 1\nwait tl >= 1\nread hout\n' % (n, n))
+                HEAD + region(n) + "queue c0 on gpu0 compute\nqueue x0 on gpu0 copy\n" + decl + "\n"
+                'submit c0 stream nv "%s_c0.nv"\nsubmit x0 stream nv "%s_x0.nv"\nwait s3 >= 1\nwait tl >= 1\nread hout\n' % (n, n) + reset)
 
 
 def malformed():

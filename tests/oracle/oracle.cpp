@@ -630,8 +630,7 @@ class Oracle {
           });
           if (!overwritten) highs.push_back(writes_[l].raw & ~uint64_t(0xffffffffu));
         }
-        bool any_wide = std::any_of(P.begin(), P.end(), [&](size_t l) { return l != d && !writes_[l].narrow; });
-        if (!any_wide) highs.push_back(init(W.signal) & ~uint64_t(0xffffffffu));
+        if (highs.empty()) highs.push_back(init(W.signal) & ~uint64_t(0xffffffffu));  // no 64-bit write in P but d
         return std::any_of(highs.begin(), highs.end(), [&](uint64_t h) { return ((h | (x.raw & 0xffffffffu)) & W.mask) < W.v; });
       };
       long last = -1;

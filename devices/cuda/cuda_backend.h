@@ -20,6 +20,7 @@
 
 namespace qvet {
 
+// Defined only in builds with the CUDA headers (QVET_HAVE_CUDA_HEADERS, cmake/probe.cmake).
 std::unique_ptr<Backend> make_cuda_backend();
 
 }  // namespace qvet

@@ -1,104 +1,81 @@
 #include "devices/hip/hip_backend.h"
 
-#include <cstdlib>
-#include <type_traits>
+// Built only where the headers were found (cmake/probe.cmake); devices/backends.cpp says so otherwise.
+#ifdef QVET_HAVE_HIP_HEADERS
 
-#include "devices/dynlib.h"
-#include "devices/gpu_stream.h"
+#include <cstdlib>
+#include <vector>
+
+#include <hip/hip_runtime_api.h>
+
+#include "devices/gpu_driver.h"
 #include "devices/probe_code.h"
 
-#ifdef QVET_HAVE_HIP_HEADERS
-#include <hip/hip_runtime_api.h>
-#endif
-
 namespace qvet {
-
-#ifndef QVET_HAVE_HIP_HEADERS
-
-std::unique_ptr<Backend> make_hip_backend() { return nullptr; }
-
-#else
-
 namespace {
 
-// The entry points, with the signatures of hip_runtime_api.h (stable across HIP 5 and 6).
-struct Runtime {
-  hipError_t (*Init)(unsigned);
-  hipError_t (*GetDeviceCount)(int*);
-  hipError_t (*SetDevice)(int);
-  const char* (*GetErrorName)(hipError_t);
-  hipError_t (*StreamCreateWithFlags)(hipStream_t*, unsigned);
-  hipError_t (*StreamDestroy)(hipStream_t);
-  hipError_t (*StreamQuery)(hipStream_t);
-  hipError_t (*StreamWaitEvent)(hipStream_t, hipEvent_t, unsigned);
-  hipError_t (*EventCreateWithFlags)(hipEvent_t*, unsigned);
-  hipError_t (*EventRecord)(hipEvent_t, hipStream_t);
-  hipError_t (*EventDestroy)(hipEvent_t);
-  hipError_t (*HostMalloc)(void**, size_t, unsigned);
-  hipError_t (*HostGetDevicePointer)(void**, void*, unsigned);
-  hipError_t (*HostFree)(void*);
-  hipError_t (*ModuleLoadData)(hipModule_t*, const void*);
-  hipError_t (*ModuleUnload)(hipModule_t);
-  hipError_t (*ModuleGetFunction)(hipFunction_t*, hipModule_t, const char*);
-  hipError_t (*ModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                   hipStream_t, void**, void**);
-  hipError_t (*MemcpyAsync)(void*, const void*, size_t, hipMemcpyKind, hipStream_t);
-  hipError_t (*StreamWaitValue32)(hipStream_t, void*, uint32_t, unsigned, uint32_t);
-  hipError_t (*StreamWaitValue64)(hipStream_t, void*, uint64_t, unsigned, uint64_t);
-  hipError_t (*StreamWriteValue32)(hipStream_t, void*, uint32_t, unsigned);
-  hipError_t (*StreamWriteValue64)(hipStream_t, void*, uint64_t, unsigned);
+// The entry points, with the signatures of hip_runtime_api.h (stable across HIP 5 and 6), and the
+// types and flags DriverApi uses.
+struct Runtime : DriverTypes<hipError_t, hipStream_t, hipEvent_t, hipFunction_t> {
+  // DriverApi's entry points.
+  Entry<hipError_t (*)(void**, size_t, unsigned)> host_alloc{.name = "hipHostMalloc"};
+  Entry<hipError_t (*)(void*)> host_free{.name = "hipHostFree"};
+  Entry<hipError_t (*)(hipStream_t*, unsigned)> stream_create{.name = "hipStreamCreateWithFlags"};
+  Entry<hipError_t (*)(hipStream_t)> stream_destroy{.name = "hipStreamDestroy"};
+  Entry<hipError_t (*)(hipStream_t)> stream_query{.name = "hipStreamQuery"};
+  Entry<hipError_t (*)(hipEvent_t*, unsigned)> event_create{.name = "hipEventCreateWithFlags"};
+  Entry<hipError_t (*)(hipEvent_t, hipStream_t)> event_record{.name = "hipEventRecord"};
+  Entry<hipError_t (*)(hipEvent_t)> event_destroy{.name = "hipEventDestroy"};
+  Entry<hipError_t (*)(hipStream_t, hipEvent_t, unsigned)> stream_wait_event{.name = "hipStreamWaitEvent"};
+  Entry<hipError_t (*)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, hipStream_t,
+                       void**, void**)>
+      launch_kernel{.name = "hipModuleLaunchKernel"};
+  // This file's.
+  Entry<const char* (*)(hipError_t)> get_error_name{.name = "hipGetErrorName"};
+  Entry<hipError_t (*)(unsigned)> init{.name = "hipInit"};
+  Entry<hipError_t (*)(int*)> get_device_count{.name = "hipGetDeviceCount"};
+  Entry<hipError_t (*)(int)> set_device{.name = "hipSetDevice"};
+  Entry<hipError_t (*)(void**, void*, unsigned)> device_pointer{.name = "hipHostGetDevicePointer"};
+  Entry<hipError_t (*)(hipModule_t*, const void*)> module_load_data{.name = "hipModuleLoadData"};
+  Entry<hipError_t (*)(hipModule_t)> module_unload{.name = "hipModuleUnload"};
+  Entry<hipError_t (*)(hipFunction_t*, hipModule_t, const char*)> module_get_function{.name = "hipModuleGetFunction"};
+  Entry<hipError_t (*)(void*, const void*, size_t, hipMemcpyKind, hipStream_t)> memcpy_async{.name = "hipMemcpyAsync"};
+  Entry<hipError_t (*)(hipStream_t, void*, uint32_t, unsigned, uint32_t)> wait_value32{.name = "hipStreamWaitValue32"};
+  Entry<hipError_t (*)(hipStream_t, void*, uint64_t, unsigned, uint64_t)> wait_value64{.name = "hipStreamWaitValue64"};
+  Entry<hipError_t (*)(hipStream_t, void*, uint32_t, unsigned)> write_value32{.name = "hipStreamWriteValue32"};
+  Entry<hipError_t (*)(hipStream_t, void*, uint64_t, unsigned)> write_value64{.name = "hipStreamWriteValue64"};
+  // DriverApi's values.
+  static constexpr Result kSuccess = hipSuccess, kNotReady = hipErrorNotReady;
+  static constexpr unsigned kHostAllocFlags = hipHostMallocPortable | hipHostMallocMapped;
+  static constexpr unsigned kStreamFlags = hipStreamNonBlocking, kEventFlags = hipEventDisableTiming;
 };
 
-class HipApi : public GpuApi {
+class HipApi : public DriverApi<Runtime> {
  public:
+  bool add_gpu(int physical, std::string&) override { return gpus_.push_back({physical}), true; }
   const char* name() const override { return "hip"; }
   bool clock_counts_ns() const override { return false; }  // s_memrealtime ticks
   bool start(int& gpus, std::string& error) override;
-  bool add_gpu(int physical, std::string&) override { return gpus_.push_back({physical}), true; }
-  bool make_current(uint32_t gpu) override { return check(r_.SetDevice(gpus_[gpu].dev), "hipSetDevice"); }
+  bool make_current(uint32_t gpu) override { return call(d_.set_device, gpus_[gpu].dev); }
   bool load_probe(uint32_t gpu, std::string& error) override;
-  void* host_alloc(size_t bytes) override {
-    return made<void*>([&](void** p) { return check(r_.HostMalloc(p, bytes, hipHostMallocPortable | hipHostMallocMapped), "hipHostMalloc"); });
-  }
   uint64_t device_address(void* host) override {
     void* p = nullptr;
-    return check(r_.HostGetDevicePointer(&p, host, 0), "hipHostGetDevicePointer") ? reinterpret_cast<uintptr_t>(p) : 0;
+    return call(d_.device_pointer, &p, host, 0) ? reinterpret_cast<uintptr_t>(p) : 0;
   }
-  Handle stream_create() override {
-    return made<hipStream_t>([&](hipStream_t* h) { return check(r_.StreamCreateWithFlags(h, hipStreamNonBlocking), "hipStreamCreateWithFlags"); });
-  }
-  Handle event_create() override {
-    return made<hipEvent_t>([&](hipEvent_t* h) { return check(r_.EventCreateWithFlags(h, hipEventDisableTiming), "hipEventCreateWithFlags"); });
-  }
-  bool launch(uint32_t gpu, Handle s, void** args) override {
-    return check(r_.ModuleLaunchKernel(gpus_[gpu].probe, 1, 1, 1, 1, 1, 1, 0, hipStream_t(s), args, nullptr), "hipModuleLaunchKernel");
-  }
+  // HIP takes addresses as pointers, a copy a direction, and a wait a mask of the bits compared.
   bool copy(Handle s, uint64_t dst, uint64_t src, size_t bytes) override {
-    return check(r_.MemcpyAsync(ptr(dst), ptr(src), bytes, hipMemcpyDefault, hipStream_t(s)), "hipMemcpyAsync");
+    return call(d_.memcpy_async, ptr(dst), ptr(src), bytes, hipMemcpyDefault, stream(s));
   }
   bool wait_value(Handle s, uint64_t address, uint64_t value, int width) override {
-    if (width == 64)
-      return check(r_.StreamWaitValue64(hipStream_t(s), ptr(address), value, hipStreamWaitValueGte, ~uint64_t(0)), "hipStreamWaitValue64");
-    return check(r_.StreamWaitValue32(hipStream_t(s), ptr(address), uint32_t(value), hipStreamWaitValueGte, ~uint32_t(0)),
-                 "hipStreamWaitValue32");
+    if (width == 64) return call(d_.wait_value64, stream(s), ptr(address), value, hipStreamWaitValueGte, ~uint64_t(0));
+    return call(d_.wait_value32, stream(s), ptr(address), uint32_t(value), hipStreamWaitValueGte, ~uint32_t(0));
   }
   bool write_value(Handle s, uint64_t address, uint64_t value, int width) override {
-    if (width == 64) return check(r_.StreamWriteValue64(hipStream_t(s), ptr(address), value, 0), "hipStreamWriteValue64");
-    return check(r_.StreamWriteValue32(hipStream_t(s), ptr(address), uint32_t(value), 0), "hipStreamWriteValue32");
+    if (width == 64) return call(d_.write_value64, stream(s), ptr(address), value, 0);
+    return call(d_.write_value32, stream(s), ptr(address), uint32_t(value), 0);
   }
-  bool event_record(Handle e, Handle s) override { return check(r_.EventRecord(hipEvent_t(e), hipStream_t(s)), "hipEventRecord"); }
-  bool wait_event(Handle s, Handle e) override {
-    return check(r_.StreamWaitEvent(hipStream_t(s), hipEvent_t(e), 0), "hipStreamWaitEvent");
-  }
-  int stream_query(Handle s) override {
-    hipError_t r = r_.StreamQuery(hipStream_t(s));
-    return r == hipErrorNotReady ? 0 : check(r, "hipStreamQuery") ? 1 : -1;
-  }
-  void stream_destroy(Handle s) override { (void)r_.StreamDestroy(hipStream_t(s)); }
-  void event_destroy(Handle e) override { (void)r_.EventDestroy(hipEvent_t(e)); }
-  void host_free(void* host) override { (void)r_.HostFree(host); }
   void remove_gpu(uint32_t gpu) override {
-    if (gpus_[gpu].module && r_.SetDevice(gpus_[gpu].dev) == hipSuccess) (void)r_.ModuleUnload(gpus_[gpu].module);
+    if (gpus_[gpu].module && d_.set_device.fn(gpus_[gpu].dev) == hipSuccess) (void)d_.module_unload.fn(gpus_[gpu].module);
   }
 
  private:
@@ -108,38 +85,24 @@ class HipApi : public GpuApi {
     hipFunction_t probe = nullptr;
   };
   static void* ptr(uint64_t address) { return reinterpret_cast<void*>(uintptr_t(address)); }
+  hipFunction_t probe(uint32_t gpu) const override { return gpus_[gpu].probe; }
+  const char* error_name(hipError_t r) const override { return d_.get_error_name.fn ? d_.get_error_name.fn(r) : nullptr; }
   bool load(std::string& error);
-  bool check(hipError_t r, const char* call) {
-    if (r == hipSuccess) return true;
-    const char* name = r_.GetErrorName ? r_.GetErrorName(r) : nullptr;
-    return fail(call, name, int(r));
-  }
 
-  DynamicLibrary lib_;
-  Runtime r_{};
   std::vector<Gpu> gpus_;
 };
 
 bool HipApi::load(std::string& error) {
   if (!lib_.open("QVET_HIP_LIBRARY", {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"}, error)) return false;
-  auto get = [&](auto& fn, const char* symbol) {
-    void* p = lib_.symbol(symbol);
-    if (!p && error.empty()) error = lib_.name() + ": no " + symbol;
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    return p != nullptr;
+  auto get = [&](auto& entry) {
+    if (set(entry, lib_.symbol(entry.name))) return true;
+    if (error.empty()) error = lib_.name() + ": no " + entry.name;
+    return false;
   };
-  return get(r_.GetErrorName, "hipGetErrorName") & get(r_.Init, "hipInit") & get(r_.GetDeviceCount, "hipGetDeviceCount") &
-         get(r_.SetDevice, "hipSetDevice") & get(r_.StreamCreateWithFlags, "hipStreamCreateWithFlags") &
-         get(r_.StreamDestroy, "hipStreamDestroy") & get(r_.StreamQuery, "hipStreamQuery") &
-         get(r_.StreamWaitEvent, "hipStreamWaitEvent") & get(r_.EventCreateWithFlags, "hipEventCreateWithFlags") &
-         get(r_.EventRecord, "hipEventRecord") & get(r_.EventDestroy, "hipEventDestroy") &
-         get(r_.HostMalloc, "hipHostMalloc") & get(r_.HostGetDevicePointer, "hipHostGetDevicePointer") &
-         get(r_.HostFree, "hipHostFree") & get(r_.ModuleLoadData, "hipModuleLoadData") &
-         get(r_.ModuleUnload, "hipModuleUnload") &
-         get(r_.ModuleGetFunction, "hipModuleGetFunction") & get(r_.ModuleLaunchKernel, "hipModuleLaunchKernel") &
-         get(r_.MemcpyAsync, "hipMemcpyAsync") & get(r_.StreamWaitValue32, "hipStreamWaitValue32") &
-         get(r_.StreamWaitValue64, "hipStreamWaitValue64") & get(r_.StreamWriteValue32, "hipStreamWriteValue32") &
-         get(r_.StreamWriteValue64, "hipStreamWriteValue64");
+  return get(d_.get_error_name) & load_shared(get) & get(d_.init) & get(d_.get_device_count) & get(d_.set_device) &
+         get(d_.device_pointer) & get(d_.module_load_data) & get(d_.module_unload) & get(d_.module_get_function) &
+         get(d_.memcpy_async) & get(d_.wait_value32) & get(d_.wait_value64) & get(d_.write_value32) &
+         get(d_.write_value64);
 }
 
 bool HipApi::start(int& gpus, std::string& error) {
@@ -148,7 +111,7 @@ bool HipApi::start(int& gpus, std::string& error) {
   // Streams share a GPU's hardware queues (4 by default): a blocked wait would stall the
   // unrelated streams behind it. Set before the runtime starts; a user's value stands.
   setenv("GPU_MAX_HW_QUEUES", "16", 0);
-  if (!check(r_.Init(0), "hipInit") || !check(r_.GetDeviceCount(&gpus), "hipGetDeviceCount")) return error = this->error(), false;
+  if (!call(d_.init, 0) || !call(d_.get_device_count, &gpus)) return error = this->error(), false;
   if (gpus == 0) return error = "hip: " + lib_.name() + " loaded, but it reports no AMD GPU", false;
   return true;
 }
@@ -159,11 +122,11 @@ bool HipApi::load_probe(uint32_t gpu, std::string& error) {
   Gpu& g = gpus_[gpu];
   std::string tried;
   for (size_t i = 0; i < kHipProbeCount && !g.module; ++i) {
-    if (r_.ModuleLoadData(&g.module, kHipProbes[i].data) != hipSuccess) g.module = nullptr;
+    if (d_.module_load_data.fn(&g.module, kHipProbes[i].data) != hipSuccess) g.module = nullptr;
     tried += (tried.empty() ? "" : ", ") + std::string(kHipProbes[i].target);
   }
   if (!g.module) return error = "hip: GPU " + std::to_string(g.dev) + " accepts none of the embedded code objects (" + tried + ")", false;
-  if (!check(r_.ModuleGetFunction(&g.probe, g.module, "qvet_probe"), "hipModuleGetFunction")) return error = this->error(), false;
+  if (!call(d_.module_get_function, &g.probe, g.module, "qvet_probe")) return error = this->error(), false;
   return true;
 }
 
@@ -171,6 +134,6 @@ bool HipApi::load_probe(uint32_t gpu, std::string& error) {
 
 std::unique_ptr<Backend> make_hip_backend() { return make_gpu_stream_backend(std::make_unique<HipApi>()); }
 
-#endif
-
 }  // namespace qvet
+
+#endif  // QVET_HAVE_HIP_HEADERS

@@ -15,6 +15,7 @@
 
 namespace qvet {
 
+// Defined only in builds with the HIP headers (QVET_HAVE_HIP_HEADERS, cmake/probe.cmake).
 std::unique_ptr<Backend> make_hip_backend();
 
 }  // namespace qvet

@@ -249,10 +249,10 @@ CheckResult check_trace(const Trace& t, const std::vector<std::string>& rules, b
     if (changed)
       note("the wait ordering did not reach its fixed point in " + std::to_string(round) +
            " rounds: findings may be too many (never too few)");
-    if (engine->bound_reached())
+    if (engine->stats().bound_reached)
       note("a wait on a chained queue had more writes to look back at than qvet's bound (docs/language-notes.md): "
            "its candidates, and so the findings, may be incomplete");
-    if (engine->mixed_bound_reached())
+    if (engine->stats().mixed_bound_reached)
       note("a signal with 32-bit writes and 64-bit writes of other high halves has more writes than qvet's bound (" +
            std::to_string(limits::kMaxMixedWrites) + ") for reading each 32-bit write with every word it may leave "
            "(docs/language-notes.md): each counts with one word, so the findings on its 64-bit waits may be incomplete");

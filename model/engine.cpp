@@ -438,6 +438,14 @@ void Engine::park(uint32_t q) {
   parked_.push_back(q);
 }
 
+EngineStats Engine::stats() const {
+  EngineStats st{episodes_, latest_steps_, 0, bound_reached_, mixed_bound_reached_};
+  for (const ChainedMeets& c : chained_meets_) st.chained_meets += c.wide.meets() + c.narrow.meets();
+  for (const auto& agents : by_agent_)
+    for (const AgentWrites& aw : agents) st.chained_meets += aw.chain ? aw.chain->meets() : 0;
+  return st;
+}
+
 void Engine::run(EngineObserver& obs) {
   // Ready queues drain as far as they can after each host statement, lowest id first, so events
   // are processed roughly in submission order (any order consistent with happens-before gives the

@@ -151,13 +151,32 @@ class EngineObserver {
 struct WriterIndex;
 struct WriterIndexes;
 
+// What a run cost and which implementation bounds it reached: tests read the counts, `qvet check`
+// prints a note for each bound reached (every bound says so; no verdict changes silently).
+struct EngineStats {
+  uint64_t stuck_episodes = 0;  // how often every agent was stuck (unstick ran)
+  uint64_t latest_steps = 0;    // latest writes of a signal looked at (LatestWrites), apart from work()
+  uint64_t chained_meets = 0;   // clock meets of chained queues' writes (MeetAbove, ChainIndex)
+  // limits::kMaxChainedScan or kMaxChainedCandidates cut a scan of a chained writer short (a write
+  // width no profile has).
+  bool bound_reached = false;
+  // A 64-bit wait's signal had more than limits::kMaxMixedWrites writes whose 32-bit writes may keep
+  // different high halves: they counted with one word each, not every word they may leave.
+  bool mixed_bound_reached = false;
+};
+
+// On a signal whose 64-bit waits read every word (Engine::reads_every_word): per place in the
+// processing order, the places of the writes that happen before (after) it, found once per pair.
+struct MixedOrder {
+  std::vector<std::bitset<limits::kMaxMixedWrites>> before, after;
+};
+
 class Engine {
  public:
-  // What a forced wait (below) learns, from an earlier run's clocks, and whether the initial value
-  // is a candidate (then it learns nothing).
-  // `release`: the wait ends as soon as it is reached, learning nothing, whatever its candidates
-  // (deadlock_roots asks what stuck waits could take once the waits they need are released); its
-  // candidates are listed from the run's final clocks, as a forced wait's are.
+  // A forced wait's (below) answer from an earlier round's clocks: what it learns, and whether the
+  // initial value is a candidate (then it learns nothing). `release`: it ends as soon as it is
+  // reached, learning nothing (deadlock_roots asks what stuck waits could take once the waits they
+  // need are released); its candidates are listed from the run's final clocks, as a forced wait's.
   struct Override {
     Clock learned;
     bool initial = false;
@@ -168,99 +187,48 @@ class Engine {
   explicit Engine(const Trace& t, Overrides overrides = {}, EngineMode mode = EngineMode::Indexed);
   ~Engine();
   void run(EngineObserver& obs);
-  // The least fixed point of the wait rule. When every agent is stuck on waits that each could be
-  // released by a write already made or by one held back behind another of them, one of them is
-  // forced: it is resolved before the held-back writes exist, learning only what they are sure
-  // to know (their agents' front ends), a lower bound. At the end of the run every forced wait's
-  // candidates and ordering are recomputed from the final clocks (settle_forced: the observer
-  // sees those candidates); if what one learns changed, `refine` says so and check_trace runs
-  // again with them as overrides. Each round only adds ordering, so the rounds stop at the least
-  // fixed point, as semantics.md asks (two rounds in practice). A round whose overrides `refine`
-  // hands back unchanged would run again as it did, so its candidates stand.
+  // The least fixed point of the wait rule, in rounds: a wait forced when every agent was stuck
+  // learned a lower bound; `refine` recomputes each from the final clocks and hands back the
+  // overrides for the next round (check_trace), `changed` where one learns more (engine_rounds.cpp).
   Overrides refine(bool& changed) const;
   bool forced_any() const { return !forced_.empty(); }
-  uint64_t stuck_episodes() const { return episodes_; }  // how often every agent was stuck (unstick ran)
-  // What the run cost, in steps of its agents and agents looked at per wait (deterministic,
-  // unlike time): check_trace budgets the rounds of `refine` by it.
+  // Steps of agents and agents looked at per wait (deterministic, unlike time): rounds are budgeted by it.
   uint64_t work() const { return work_; }
-  // Latest writes of a signal looked at (LatestWrites): apart from work(), which budgets rounds,
-  // so that a test can tell a chained writer's many latest writes are not walked per question.
-  uint64_t latest_steps() const { return latest_steps_; }
-  // Clock meets of chained queues' writes (MeetAbove for waits that know no write of their signal,
-  // ChainIndex for the others; adding writes and asking), for a test to tell they are not met one
-  // by one per wait.
-  uint64_t chained_meets() const {
-    uint64_t n = 0;
-    for (const ChainedMeets& c : chained_meets_) n += c.wide.meets() + c.narrow.meets();
-    for (const auto& agents : by_agent_)
-      for (const AgentWrites& aw : agents) n += aw.chain ? aw.chain->meets() : 0;
-    return n;
-  }
-  // Whether an implementation bound (limits::kMaxChainedScan, limits::kMaxChainedCandidates: a wait that knows
-  // some write of its signal, on a chained queue read write by write, which no profile's writes
-  // are past kChainDirect of: a write width no profile has) cut a scan short.
-  bool bound_reached() const { return bound_reached_; }
-  // Whether a 64-bit wait is on a signal whose 32-bit writes may keep different high halves and
-  // that has more than limits::kMaxMixedWrites writes: its 32-bit writes count with one word each (the
-  // high half of the latest writes ordered before them), not with every word they may leave.
-  bool mixed_bound_reached() const { return mixed_bound_reached_; }
-  // Whether the 64-bit waits on `signal` read its 32-bit writes with every word they may leave
-  // (its 32-bit writes may keep different high halves; within limits::kMaxMixedWrites).
-  bool reads_every_word(uint32_t signal) const { return mixed_[signal]; }
-  // On such a signal: its processed writes in processing order (indices into writes(signal)), and
-  // per place the places of the writes that happen before (after) it, found once per pair.
-  struct MixedOrder {
-    std::vector<std::bitset<limits::kMaxMixedWrites>> before, after;
-  };
-  const std::vector<uint32_t>& processed_writes(uint32_t signal) const { return processed_order_[signal]; }
-  const MixedOrder& mixed_order(uint32_t signal) const;  // brought up to the writes processed
-
+  EngineStats stats() const;
   // EngineMode::Checked: the first difference between a wait's resolution and the plain rule's
-  // answer (model/wait_rule.h), with both; empty where there was none.
+  // (model/wait_rule.h), with both answers, at the wait; empty where there was none.
   const std::string& mismatch() const { return mismatch_; }
-  Loc mismatch_at() const { return mismatch_at_; }  // the wait's
+  Loc mismatch_at() const { return mismatch_at_; }
 
+  // The run: what ran, the writes of each signal (in each writer's order), what each wait took.
   const Trace& trace() const { return t_; }
   bool ran(EventRef e) const { return e.host ? host_ran_[e.id] : cmd_ran_[e.id]; }
   const std::vector<SignalWrite>& writes(uint32_t signal) const { return writes_[signal]; }
-  const std::vector<Deadlock>& deadlocks() const { return deadlocks_; }
-  // The write an event makes (a device or host `signal`), or null.
-  const SignalWrite* write_of(EventRef e) const {
-    uint32_t i = e.host ? host_write_[e.id] : cmd_write_[e.id];
-    if (i == kNone) return nullptr;
-    return &writes_[t_.signal(e)][i];
-  }
-  const WaitResolution* resolution(EventRef wait) const;
-  // A released wait's (Override::release) candidates from the run's final clocks, listed; null
-  // for a wait that was not released.
-  const WaitResolution* released_resolution(EventRef wait) const;
-  // The host's knowledge right after host event h ran (kept for frees only).
-  const Clock* host_clock_at(uint32_t h) const;
-  // True when `a`'s end happens before an event that knows `k`.
-  bool known(const Clock& k, EventRef a) const {
-    return a.host ? k.knows_host(a.id) : k.knows(t_.cmds[a.id].queue, t_.cmds[a.id].index);
-  }
-  // Submission order: which of two events was submitted later.
-  uint64_t submit_key(EventRef e) const {
-    return e.host ? (uint64_t(e.id) << 32) : (uint64_t(t_.cmds[e.id].submit) << 32 | (e.id - t_.host[t_.cmds[e.id].submit].cmd_begin + 1));
-  }
-  uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
+  const SignalWrite* write_of(EventRef e) const;  // the write event `e` makes, or null
   uint64_t initial_value(uint32_t signal) const { return init_[signal]; }
-  // Whether an event that knows `k` knows every write of `signal` processed so far.
-  bool knows_every_write(uint32_t signal, const Clock& k) const;
-  // The agents (queue ids, kHostAgent) that made every processed write of `signal` that `k` does
-  // not know, in increasing order, with some of them perhaps none; false where that is not cheap
-  // to tell (then any agent may have).
-  bool unknown_writers(uint32_t signal, const Clock& k, std::vector<uint32_t>& agents) const;
-  // Where `signal` has more than kLatest writers: the agents (increasing) that may have made a
-  // processed write of it that `k` does not know with a value other than `v`, some perhaps
-  // none, read from k's tree (Clock::first_reaching over the most and the least each writer's
-  // writes from the first one k does not know can be); false where the writers are few, or in a
-  // round with overrides.
-  bool writers_of_other_values(uint32_t signal, const Clock& k, uint64_t v, std::vector<uint32_t>& agents) const;
-  // Whether an agent's writes end in its order (the host, every queue but a chained one).
-  bool ordered_agent(uint32_t agent) const;
+  const std::vector<Deadlock>& deadlocks() const { return deadlocks_; }
+  const WaitResolution* resolution(EventRef wait) const;
+  const WaitResolution* released_resolution(EventRef wait) const;  // Override::release's, else null
+  const Clock* host_clock_at(uint32_t h) const;  // the host's knowledge right after `free` h ran
+  bool known(const Clock& k, EventRef a) const;   // `a`'s end happens before an event that knows `k`
+  uint64_t submit_key(EventRef e) const;          // submission order: larger is submitted later
+  uint64_t word_mask(uint32_t queue_or_host, bool wait) const;
+  bool ordered_agent(uint32_t agent) const;  // its writes end in its order (the host, all but chained queues)
 
+  // Which writers' processed writes of `signal` an event that knows `k` may not know. Each answers
+  // or declines (false: not cheap to tell; then ask every writer): every one known; the agents
+  // (increasing, some perhaps with none) that made one unknown; those of them whose unknown ones
+  // may have a value other than `v` (only where the signal has more than kLatest writers).
+  bool knows_every_write(uint32_t signal, const Clock& k) const;
+  bool unknown_writers(uint32_t signal, const Clock& k, std::vector<uint32_t>& agents) const;
+  bool writers_of_other_values(uint32_t signal, const Clock& k, uint64_t v, std::vector<uint32_t>& agents) const;
+
+  // Whether the 64-bit waits on `signal` read its 32-bit writes with every word they may leave (its
+  // 32-bit writes may keep different high halves; within limits::kMaxMixedWrites); on such a
+  // signal, its processed writes in processing order (indices into writes(signal)) and their order.
+  bool reads_every_word(uint32_t signal) const { return mixed_[signal]; }
+  const std::vector<uint32_t>& processed_writes(uint32_t signal) const { return processed_order_[signal]; }
+  const MixedOrder& mixed_order(uint32_t signal) const;  // brought up to the writes processed
  private:
   struct QueueState {
     QueueOrder order{Mode::Serial};  // the queue-order rules and the chain state (model/queue_rules.h)
@@ -763,5 +731,16 @@ class Engine {
   std::vector<uint32_t> queue_dead_cause_;
   uint32_t host_dead_cause_ = kNone;
 };
+
+inline const SignalWrite* Engine::write_of(EventRef e) const {
+  uint32_t i = e.host ? host_write_[e.id] : cmd_write_[e.id];
+  return i == kNone ? nullptr : &writes_[t_.signal(e)][i];
+}
+inline bool Engine::known(const Clock& k, EventRef a) const {
+  return a.host ? k.knows_host(a.id) : k.knows(t_.cmds[a.id].queue, t_.cmds[a.id].index);
+}
+inline uint64_t Engine::submit_key(EventRef e) const {
+  return e.host ? (uint64_t(e.id) << 32) : (uint64_t(t_.cmds[e.id].submit) << 32 | (e.id - t_.host[t_.cmds[e.id].submit].cmd_begin + 1));
+}
 
 }  // namespace qvet

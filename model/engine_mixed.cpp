@@ -8,7 +8,7 @@
 
 namespace qvet {
 
-const Engine::MixedOrder& Engine::mixed_order(uint32_t s) const {
+const MixedOrder& Engine::mixed_order(uint32_t s) const {
   const std::vector<uint32_t>& order = processed_order_[s];
   const std::vector<SignalWrite>& ws = writes_[s];
   MixedOrder& mo = mixed_order_[s];

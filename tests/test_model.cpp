@@ -303,8 +303,8 @@ TEST_CASE("model: a chained writer's many latest writes are not walked write by 
   CHECK(ask.writes == size_t(n));
   CHECK(ask.answered == ask.writes);
   CHECK(ask.own_only == ask.writes);
-  CHECK(e.latest_steps() < 40 * c->trace.cmds.size());
-  MESSAGE("latest writes looked at per command: " << double(e.latest_steps()) / double(c->trace.cmds.size()));
+  CHECK(e.stats().latest_steps < 40 * c->trace.cmds.size());
+  MESSAGE("latest writes looked at per command: " << double(e.stats().latest_steps) / double(c->trace.cmds.size()));
 }
 
 TEST_CASE("model: a chained release that finishes out of order is not overwritten by a later-submitted one") {
@@ -354,9 +354,9 @@ TEST_CASE("model: past a thousand chained releases the earliest still counts, an
     qvet::Engine e(c->trace);
     qvet::EngineObserver none;
     e.run(none);
-    CHECK(!e.bound_reached());
-    CHECK(e.chained_meets() < 40 * c->trace.cmds.size());
-    MESSAGE("chained meets per command (" << std::string(name) << "): " << double(e.chained_meets()) / double(c->trace.cmds.size()));
+    CHECK(!e.stats().bound_reached);
+    CHECK(e.stats().chained_meets < 40 * c->trace.cmds.size());
+    MESSAGE("chained meets per command (" << std::string(name) << "): " << double(e.stats().chained_meets) / double(c->trace.cmds.size()));
   }
 }
 
@@ -396,7 +396,7 @@ TEST_CASE("model: past four thousand known chained writes a wait still sees each
     qvet::Engine e(c->trace);
     qvet::EngineObserver none;
     e.run(none);
-    CHECK(!e.bound_reached());
+    CHECK(!e.stats().bound_reached);
   }
   // Known candidates past the 1,024 listed one by one are counted in spans, listed when asked
   // (the race's note names them all), and count as known: with no other writer the wait adds no
@@ -407,7 +407,7 @@ TEST_CASE("model: past four thousand known chained writes a wait still sees each
   qvet::Engine e(c->trace);
   qvet::EngineObserver none;
   e.run(none);
-  CHECK(!e.bound_reached());
+  CHECK(!e.stats().bound_reached);
   const qvet::TraceCmd* wait = nullptr;
   for (const qvet::TraceCmd& cmd : c->trace.cmds)
     if (cmd.op == qvet::CmdOp::Wait && cmd.loc.line == 22) wait = &cmd;
@@ -859,7 +859,7 @@ TEST_CASE("model: a hand-off on one timeline proves the waits on another signal 
   e.run(none);
   CHECK(!e.forced_any());
   CHECK(e.deadlocks().empty());
-  CHECK(e.stuck_episodes() == 1);
+  CHECK(e.stats().stuck_episodes == 1);
   // Each wait on s knows every write of s made so far: it is resolved unlisted (no look at every
   // earlier writer, 400 x 400 / 2 steps here), and listed when asked for.
   CHECK(e.work() < 8 * c->trace.cmds.size());  // 2 per command; each wait over every write of s: k^2
@@ -1377,7 +1377,7 @@ TEST_CASE("model: waits whose thresholds fall inherit the proof that their pendi
   }
   CHECK(redundant == size_t(k));
   auto e = run_engine(*c);
-  CHECK(e->stuck_episodes() <= 2);  // 500 before
+  CHECK(e->stats().stuck_episodes <= 2);  // 500 before
   // The last wait (x >= 1): every x = k + 1 is a known candidate.
   const auto& own = c->trace.queue_cmds[size_t(k)];
   const qvet::WaitResolution* last = e->resolution({false, own[own.size() - 3]});
@@ -1425,7 +1425,7 @@ TEST_CASE("model: a queue that gathers thousands of queues waits on eight of the
     for (auto& d : c->diags) CHECK(d.rule == "redundant-wait");
     auto e = run_engine(*c);
     CHECK(!e->forced_any());
-    CHECK(e->stuck_episodes() <= 2);  // one per wait before
+    CHECK(e->stats().stuck_episodes <= 2);  // one per wait before
     CHECK(e->work() < 60 * c->trace.cmds.size());  // 33 per command at 1,000 queues, 36 at 8,000; 342 and 2,511 with an episode per wait, 274 and 2,082 with six keys a node
     const auto& own = c->trace.queue_cmds[size_t(k)];
     const qvet::WaitResolution* last = e->resolution({false, own[own.size() - 3]});
@@ -1556,7 +1556,7 @@ TEST_CASE("model: stuck waits that the initial value meets are forced together, 
   for (auto& d : c->diags) stale += d.rule == "stale-wait";
   CHECK(stale == k);
   CHECK(c->diags.size() == k);
-  CHECK(run_engine(*c)->stuck_episodes() <= 2);  // one per wait before
+  CHECK(run_engine(*c)->stats().stuck_episodes <= 2);  // one per wait before
 }
 
 TEST_CASE("model: forced waits that know no write share one candidate list, each less the writes after it") {

@@ -28,6 +28,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -244,7 +245,7 @@ class Engine {
     // What `derive` proved of the queue's wait `wait` (a command id): every pending write that
     // could satisfy it comes after its end, except those of writer `only` (kNone: all of them). The
     // rest is what the proof rests on, so that a later wait of the queue may inherit it (`inherit`):
-    // the signal (kNone: no proof), width and threshold it was made for, the episode, and how many
+    // the signal (kNone: none to inherit), width and threshold it was made for, the episode, and how many
     // writes (of any signal) the queue had made: the waits it excluded hang below the queue's
     // pending writes, of whatever signal.
     struct Proof {
@@ -473,6 +474,17 @@ class Engine {
   std::vector<uint32_t> parked_;                   // queues parked at a wait (some entries stale)
   bool derived_blocker(EventRef w, const WaitCond& cond, bool& blocked, uint32_t& blocker) const;
   std::vector<StuckNode> stuck_nodes_;
+  // derive, for a root with a write made that meets it, and `below` (true for its queue and those
+  // whose heads hang in its tree, all of whose pending writes come after its end): whether each
+  // pending candidate of other writers sits behind a wait (the writer's head or the next; or the
+  // host's, for a batch not submitted yet) that only `below`'s pending writes can release, so
+  // comes after the root too. Declines past a few writers.
+  using AgentTest = std::function<bool(uint32_t agent)>;
+  bool pending_held_by(const StuckNode& n, const AgentTest& below) const;
+  // Whether wait `v` (a device or host wait not run yet) has no candidate made and some pending
+  // candidate, all of them `below`'s (its own agent's writes after it are none): then its end
+  // knows what they all know.
+  bool released_only_by(EventRef v, const AgentTest& below) const;
   std::set<std::pair<uint64_t, uint64_t>> unforceable_;  // forced waits (submit_key) that found no candidate, at epoch
   std::vector<int> stuck_node_of_queue_;
   std::vector<std::vector<int>> stuck_out_;  // unstick's graph: the stuck heads, then its chain entries

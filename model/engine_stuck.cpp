@@ -159,6 +159,61 @@ void Engine::foresee(EventRef w, uint32_t q, const WaitCond& cond) {
   st.proof = {w.id, kNone, cond.signal, cond.narrow(), cond.threshold, episodes_, st.writes};
 }
 
+namespace {
+// How many pending writers `pending_held_by` looks at per wait before it declines (then the wait
+// is forced, as before: the answer is the same, only slower).
+constexpr size_t kHeldScan = 16;
+}  // namespace
+
+bool Engine::released_only_by(EventRef v, const AgentTest& below) const {
+  const WaitCond c = wait_cond(t_, v);
+  // (A wait with an override may end learning less: released at once, or forced from a round's answer.)
+  if (!indexed(c) || has_done(c) || overrides_.count(v.key())) return false;
+  const auto& pending = c.narrow() ? writer_index(c.signal).pending32 : writer_index(c.signal).pending;
+  size_t asked = 0;
+  bool any = false;  // a wait with no candidate at all learns nothing: it orders nothing after the root
+  for (auto it = pending.lower_bound({c.threshold, 0}); it != pending.end(); ++it, ++work_) {
+    const AgentWrites& aw = by_agent_[c.signal][it->second];
+    if (++asked > kHeldScan) return false;
+    uint32_t p = pending_candidate(v, aw, c);  // the writer's first that may release it
+    if (p == kNone) continue;                  // none (dead, or submitted after a host wait)
+    const EventRef pe = writes_[c.signal][p].event;
+    if (v.host ? pe.host && pe.id > v.id
+               : !pe.host && t_.cmds[pe.id].queue == t_.cmds[v.id].queue && t_.cmds[pe.id].index > t_.cmds[v.id].index)
+      continue;  // its own agent's, after it
+    if (!below(aw.agent)) return false;
+    any = true;
+  }
+  return any;
+}
+
+bool Engine::pending_held_by(const StuckNode& n, const AgentTest& below) const {
+  const WaitCond& cond = n.cond;
+  const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
+  size_t asked = 0;
+  for (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end(); ++it, ++work_) {
+    const AgentWrites& aw = by_agent_[cond.signal][it->second];
+    if (below(aw.agent)) continue;  // behind the root, or in its tree
+    if (++asked > kHeldScan || aw.agent == kHostAgent) return false;
+    uint32_t p = pending_candidate(n.wait, aw, cond);
+    if (p == kNone) continue;
+    const TraceCmd& pc = t_.cmds[writes_[cond.signal][p].event.id];
+    // A wait before the write that only those can release ends after the root: the
+    // writer's head or the wait after it, or, for a batch not submitted yet, a wait of the host's
+    // before the submit.
+    bool held = false;
+    if (int h = stuck_node_of_queue_[aw.agent]; h >= 0)
+      for (uint32_t i = 0, v = stuck_nodes_[size_t(h)].wait.id;
+           i < 2 && !held && v != kNone && t_.cmds[v].index < pc.index && host_ran_[t_.cmds[v].submit]; ++i, v = next_wait_[v])
+        held = released_only_by({false, v}, below);
+    if (!host_ran_[pc.submit] && !host_dead_)
+      for (size_t h = host_pos_; !held && h < pc.submit && h < host_pos_ + kHeldScan; ++h)
+        held = t_.host[h].op == HostOp::Wait && released_only_by({true, uint32_t(h)}, below);
+    if (!held) return false;
+  }
+  return true;
+}
+
 bool Engine::derive() {
   auto& nodes = stuck_nodes_;
   std::vector<uint32_t> order;
@@ -213,6 +268,7 @@ bool Engine::derive() {
     bool has_done = false;
     uint32_t only = kNone;            // set once it hangs under the head of that writer's queue
     bool clear = false;
+    bool held = false;                // cleared by pending_held_by: its proof is not inherited
     uint32_t next = kNone, next_key = kNone;  // the queue's next wait, foreseen
     uint64_t next_v = 0, late = 0;    // late: writers meeting it that hang below through writes after it
   };
@@ -312,6 +368,22 @@ bool Engine::derive() {
     root_of[size_t(hr)] = root;
     work.push_back(root);
   }
+  // A root that is not cleared but has a write made that meets it: each pending candidate outside
+  // its tree may still sit behind a wait that only the root's own queue can release (its writer's
+  // head, or the wait after it, with no candidate made and no other live writer): then it comes
+  // after that wait, which comes after the root's end, and the root is cleared. Queues relaying a
+  // step, each waiting for two others' previous step (a ring of peer copies), were forced an
+  // episode per step, learning only front ends, and grew with the square of the steps.
+  for (size_t k = 0; k < n; ++k) {
+    Node& x = g[k];
+    if (x.clear || x.only != kNone || !x.has_done) continue;
+    const int r = find(int(k));
+    auto below = [&](uint32_t agent) {  // the root's queue, or one whose head hangs in its tree
+      int i = agent == kHostAgent ? -1 : stuck_node_of_queue_[agent];
+      return i >= 0 && local[size_t(i)] >= 0 && find(local[size_t(i)]) == r;
+    };
+    x.held = x.clear = pending_held_by(nodes[x.node], below);
+  }
   // The trees of cleared roots, for the roots' later waits (inherit).
   for (size_t k = 0; k < n; ++k)
     if (const Node& root = g[size_t(root_of[size_t(find(int(k)))])]; root.clear)
@@ -323,7 +395,10 @@ bool Engine::derive() {
     const StuckNode& sn = nodes[x.node];
     QueueState& st = qs_[sn.agent];
     uint32_t s = sn.cond.signal;
-    st.proof = {sn.wait.id, x.clear ? kNone : x.only, s, sn.cond.narrow(), x.v, episodes_, st.writes};
+    // A held root's proof covers its writers' writes from the one it would take on, not all of
+    // them as a tree's does: a later wait of the queue inherits none (a lower one may take an
+    // earlier write of those writers), but may still take the tree's.
+    st.proof = {sn.wait.id, x.clear ? kNone : x.only, x.held ? kNone : s, sn.cond.narrow(), x.v, episodes_, st.writes};
     st.ahead = {x.late ? x.next : kNone, x.late, episodes_, deaths_};
     st.blocked_at = ~uint64_t(0);
     parked_on_[sn.agent] = kNone;

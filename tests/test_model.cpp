@@ -832,6 +832,46 @@ TEST_CASE("model: a relay of 2,000 queues is proved from below in one pass, and 
   CHECK(e2.work() < 20 * t->trace.cmds.size());
 }
 
+TEST_CASE("model: a ring of peer copies on chained queues needs no forced wait (derive's held roots)") {
+  // bench/runtime_programs.py transfers, two NVIDIA devices: each step, compute queue c_d waits for
+  // both copies of the last step, then copy queue t_d waits for both computes of this step. The
+  // copy's `wait g0 >= s` has g0 = s made, and g0 = s + 1 pending behind c0's `wait x0 >= s`, which
+  // only t0's own later write releases; the host waits every 8 steps, before submitting the next.
+  // Those waits were forced, one per step and queue, learning front ends only (a chained queue's
+  // releases end out of order), and the check grew with the square of the steps.
+  auto ring = [](int steps) {
+    std::string p = "device gpu0 nv\ndevice gpu1 nv\npeer gpu0 gpu1\n";
+    for (int d = 0; d < 2; ++d) {
+      std::string i = std::to_string(d);
+      p += "buffer in" + i + " on gpu" + i + " 64K\nbuffer out" + i + " on gpu" + i + " 64K\nsignal g" + i + " on host\nsignal x" + i +
+           " on host\nqueue c" + i + " on gpu" + i + " compute\nqueue t" + i + " on gpu" + i + " copy\n";
+    }
+    for (int s = 1; s <= steps; ++s) {
+      std::string v = std::to_string(s), last = std::to_string(s - 1);
+      for (int d = 0; d < 2; ++d) {
+        std::string i = std::to_string(d), o = std::to_string(1 - d);
+        p += "submit c" + i + " {\n  wait x" + o + " >= " + last + "\n  wait x" + i + " >= " + last + "\n  exec k reads in" + i +
+             "[0:4K] writes out" + i + "[0:4K]\n  signal g" + i + " = " + v + "\n}\n";
+      }
+      for (int d = 0; d < 2; ++d) {
+        std::string i = std::to_string(d), o = std::to_string(1 - d);
+        p += "submit t" + i + " {\n  wait g" + i + " >= " + v + "\n  wait g" + o + " >= " + v + "\n  copy out" + i + "[0:4K] -> in" + o +
+             "[0:4K]\n  signal x" + i + " = " + v + "\n}\n";
+      }
+      if (s % 8 == 0) p += "wait x0 >= " + v + "\nwait x1 >= " + v + "\n";
+    }
+    return p;
+  };
+  auto c = check(ring(64));
+  REQUIRE(!c->input_error);
+  CHECK(c->summary().empty());
+  qvet::Engine e(c->trace);
+  qvet::EngineObserver none;
+  e.run(none);
+  CHECK(!e.forced_any());  // fails without pending_held_by
+  CHECK(e.deadlocks().empty());
+}
+
 TEST_CASE("model: a hand-off on one timeline proves the waits on another signal behind it, in one episode") {
   // qvet gen --shape handoff: queue i waits for its turn on t, then for s >= 1, which every queue
   // writes (1 or 2: no timeline). Every later queue's write of s is pending behind t's relay, so

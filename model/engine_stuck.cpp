@@ -171,7 +171,9 @@ bool Engine::released_only_by(EventRef v, const AgentTest& below) const {
   if (!indexed(c) || has_done(c) || overrides_.count(v.key())) return false;
   const auto& pending = c.narrow() ? writer_index(c.signal).pending32 : writer_index(c.signal).pending;
   size_t asked = 0;
-  bool any = false;  // a wait with no candidate at all learns nothing: it orders nothing after the root
+  // At least one candidate: a wait with none never ends, and is left to unstick to report as a
+  // deadlock, with what it blocks, rather than proved from (corpus/derive_held_no_candidate.hcq).
+  bool any = false;
   for (auto it = pending.lower_bound({c.threshold, 0}); it != pending.end(); ++it, ++work_) {
     const AgentWrites& aw = by_agent_[c.signal][it->second];
     if (++asked > kHeldScan) return false;
@@ -369,11 +371,12 @@ bool Engine::derive() {
     work.push_back(root);
   }
   // A root that is not cleared but has a write made that meets it: each pending candidate outside
-  // its tree may still sit behind a wait that only the root's own queue can release (its writer's
-  // head, or the wait after it, with no candidate made and no other live writer): then it comes
-  // after that wait, which comes after the root's end, and the root is cleared. Queues relaying a
-  // step, each waiting for two others' previous step (a ring of peer copies), were forced an
-  // episode per step, learning only front ends, and grew with the square of the steps.
+  // its tree may still sit behind a wait that only the root's queue and its tree can release (its
+  // writer's head or the wait after it, or a host wait before the batch's submit; no candidate
+  // made): then it comes after that wait, which comes after the root's end, and the root is
+  // cleared (pending_held_by). Without this, queues relaying a step, each waiting for two others'
+  // previous step (a ring of peer copies), force an episode per step, learning only front ends,
+  // and the check grows with the square of the steps.
   for (size_t k = 0; k < n; ++k) {
     Node& x = g[k];
     if (x.clear || x.only != kNone || !x.has_done) continue;

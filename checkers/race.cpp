@@ -209,8 +209,13 @@ class RaceChecker : public Checker {
   // Moves the whole run under `self` when the access's end knows every access in it.
   void hide_if_dominated(Run& r, ShadowAccess& self, const Intervals& own_known) {
     if (r.head == kNoNode) return;
+    // Only the known ranges that meet the run's orders [oldest, newest] count: an agent known with
+    // many holes (each batch of a chained queue) has thousands of ranges, the run a few nodes.
+    const uint64_t newest = runs_[r.head].index, oldest = runs_[runs_.at_depth(r.head, 1)].index;
     uint64_t known = 0;
-    for (auto [lo, hi] : own_known) known += runs_.count(r.head, lo, hi);
+    for (auto it = std::partition_point(own_known.begin(), own_known.end(), [&](const auto& k) { return k.second <= oldest; });
+         it != own_known.end() && it->first <= newest; ++it)
+      known += runs_.count(r.head, it->first, it->second);
     if (known != runs_.depth(r.head)) return;
     std::vector<uint32_t> nodes;
     for (uint32_t x = r.head; x != kNoNode; x = runs_[x].parent) nodes.push_back(x);

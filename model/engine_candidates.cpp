@@ -113,7 +113,7 @@ uint32_t Engine::pos_of(uint32_t s, uint32_t agent) const {
 }
 
 void Engine::matching_writers(const WaitCond& cond, std::vector<uint32_t>& out) const {
-  const auto& done = cond.narrow() ? writer_index(cond.signal).done32 : writer_index(cond.signal).done;
+  const auto& done = writer_index(cond.signal).done_at(cond.narrow());
   for (auto it = done.lower_bound({cond.threshold, 0}); it != done.end(); ++it) out.push_back(it->second);
 }
 
@@ -208,7 +208,7 @@ bool Engine::resolvable(EventRef w, const WaitCond& cond, const Clock& start, ui
     return true;
   };
   if (!indexed(cond)) return std::none_of(by_agent_[cond.signal].begin(), by_agent_[cond.signal].end(), blocks);
-  const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
+  const auto& pending = writer_index(cond.signal).pending_at(cond.narrow());
   for (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end(); ++it)
     if (blocks(by_agent_[cond.signal][it->second])) return false;
   return true;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <iterator>
+#include <optional>
 // vector_as_graph first: strong_components finds its functions by name lookup at definition.
 #include <boost/graph/vector_as_graph.hpp>
 #include <boost/graph/strong_components.hpp>
@@ -90,12 +91,12 @@ class KeyCounts {
 // Each fact holds in the least fixed point, so no round of `refine` is needed for them; where
 // nothing is cleared, `unstick` forces a wait as before. Cost: O(writers + waits log^2) per episode.
 bool Engine::has_done(const WaitCond& cond) const {
-  const auto& done = cond.narrow() ? writer_index(cond.signal).done32 : writer_index(cond.signal).done;
+  const auto& done = writer_index(cond.signal).done_at(cond.narrow());
   return cond.met_by(init_[cond.signal]) || done.lower_bound({cond.threshold, 0}) != done.end();
 }
 
 uint64_t Engine::pending_meeting(const WaitCond& cond) const {
-  const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
+  const auto& pending = writer_index(cond.signal).pending_at(cond.narrow());
   return pending.size() - pending.order_of_key({cond.threshold, 0});
 }
 
@@ -131,7 +132,7 @@ void Engine::inherit(EventRef w, uint32_t q, const WaitCond& cond) {
   // between the two (waits whose thresholds fall, each on the same pending writers, took an
   // episode each: thousands of stuck heads each time).
   if (cond.threshold < pf.v) {
-    const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
+    const auto& pending = writer_index(cond.signal).pending_at(cond.narrow());
     ++work_;
     if (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end() && it->first < pf.v) return;
   }
@@ -169,7 +170,7 @@ bool Engine::released_only_by(EventRef v, const AgentTest& below) const {
   const WaitCond c = wait_cond(t_, v);
   // (A wait with an override may end learning less: released at once, or forced from a round's answer.)
   if (!indexed(c) || has_done(c) || overrides_.count(v.key())) return false;
-  const auto& pending = c.narrow() ? writer_index(c.signal).pending32 : writer_index(c.signal).pending;
+  const auto& pending = writer_index(c.signal).pending_at(c.narrow());
   size_t asked = 0;
   // At least one candidate: a wait with none never ends, and is left to unstick to report as a
   // deadlock, with what it blocks, rather than proved from (corpus/derive_held_no_candidate.hcq).
@@ -191,8 +192,22 @@ bool Engine::released_only_by(EventRef v, const AgentTest& below) const {
 
 bool Engine::pending_held_by(const StuckNode& n, const AgentTest& below) const {
   const WaitCond& cond = n.cond;
-  const auto& pending = cond.narrow() ? writer_index(cond.signal).pending32 : writer_index(cond.signal).pending;
+  const auto& pending = writer_index(cond.signal).pending_at(cond.narrow());
   size_t asked = 0;
+  // The host's first wait from where it stands that only those can release (asked once); a batch
+  // submitted after it comes after the root.
+  std::optional<size_t> host_held;
+  auto first_host_held = [&] {
+    if (!host_held) {
+      host_held = t_.host.size();
+      for (size_t h = host_pos_; !host_dead_ && h < t_.host.size() && h < host_pos_ + kHeldScan; ++h)
+        if (t_.host[h].op == HostOp::Wait && released_only_by({true, uint32_t(h)}, below)) {
+          host_held = h;
+          break;
+        }
+    }
+    return *host_held;
+  };
   for (auto it = pending.lower_bound({cond.threshold, 0}); it != pending.end(); ++it, ++work_) {
     const AgentWrites& aw = by_agent_[cond.signal][it->second];
     if (below(aw.agent)) continue;  // behind the root, or in its tree
@@ -208,9 +223,7 @@ bool Engine::pending_held_by(const StuckNode& n, const AgentTest& below) const {
       for (uint32_t i = 0, v = stuck_nodes_[size_t(h)].wait.id;
            i < 2 && !held && v != kNone && t_.cmds[v].index < pc.index && host_ran_[t_.cmds[v].submit]; ++i, v = next_wait_[v])
         held = released_only_by({false, v}, below);
-    if (!host_ran_[pc.submit] && !host_dead_)
-      for (size_t h = host_pos_; !held && h < pc.submit && h < host_pos_ + kHeldScan; ++h)
-        held = t_.host[h].op == HostOp::Wait && released_only_by({true, uint32_t(h)}, below);
+    if (!held && !host_ran_[pc.submit]) held = first_host_held() < pc.submit;
     if (!held) return false;
   }
   return true;
@@ -251,7 +264,7 @@ bool Engine::derive() {
   };
   std::vector<Pending> pend(keys.size());
   for (size_t k = 0; k < keys.size(); ++k) {
-    const auto& set = keys[k].second ? writer_index(keys[k].first).pending32 : writer_index(keys[k].first).pending;
+    const auto& set = writer_index(keys[k].first).pending_at(keys[k].second);
     pend[k].values.assign(set.begin(), set.end());
     pend[k].suffix.assign(pend[k].values.size() + 1, 0);
     for (size_t i = pend[k].values.size(); i-- > 0;) pend[k].suffix[i] = pend[k].suffix[i + 1] + pend[k].values[i].second;
@@ -428,7 +441,7 @@ void Engine::stuck_edges(int i, std::vector<int>& to_list) {
     if (to >= 0) to_list.push_back(to);
   };
   if (indexed(n.cond)) {  // only the live writers with a pending value that meets it
-    const auto& pending = n.cond.narrow() ? writer_index(n.cond.signal).pending32 : writer_index(n.cond.signal).pending;
+    const auto& pending = writer_index(n.cond.signal).pending_at(n.cond.narrow());
     for (auto it = pending.lower_bound({n.cond.threshold, 0}); it != pending.end(); ++it, ++work_) edge(by_agent_[n.cond.signal][it->second]);
   } else {
     work_ += by_agent_[n.cond.signal].size();
@@ -522,7 +535,7 @@ void Engine::unstick() {
     if (!fresh) continue;
     Chain& c = chains.emplace_back();
     c.signal = n.cond.signal, c.narrow = n.cond.narrow();
-    for (auto [key, pos] : c.narrow ? writer_index(c.signal).pending32 : writer_index(c.signal).pending) {
+    for (auto [key, pos] : writer_index(c.signal).pending_at(c.narrow)) {
       const AgentWrites& aw = by_agent_[c.signal][pos];
       ++work_;
       int head = aw.agent == kHostAgent ? -1 : node_of_queue[aw.agent];

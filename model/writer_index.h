@@ -21,6 +21,9 @@ using CountedSet = __gnu_pbds::tree<std::pair<uint64_t, uint32_t>, __gnu_pbds::n
 struct WriterIndex {
   std::set<std::pair<uint64_t, uint32_t>> done, done32;  // the largest value written so far, per writer
   CountedSet pending, pending32;                        // the largest value still to come from a live writer
+  // Those a wait of width `narrow` (32-bit: low halves) reads.
+  const std::set<std::pair<uint64_t, uint32_t>>& done_at(bool narrow) const { return narrow ? done32 : done; }
+  const CountedSet& pending_at(bool narrow) const { return narrow ? pending32 : pending; }
 };
 
 struct WriterIndexes {
